@@ -1,0 +1,5 @@
+import sys
+
+from rapport.cli import main
+
+sys.exit(main())

@@ -1,0 +1,57 @@
+"""The agent under test: instructions + what memory says + the conversation -> a reply."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from rapport.llm import GenerateConfig, Message, Model, ModelOutput, ToolSpec
+
+
+class Agent:
+    """Wraps the ``agent`` model; benchmarks supply task instructions and tools.
+
+    The system prompt is the benchmark's instructions, then the memory's session context
+    under its own heading, so memory methods are compared on equal footing. This turn's
+    recall goes in a system message after the conversation, so the prompt prefix stays
+    the same from turn to turn and the engine can reuse its KV cache.
+    """
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    @staticmethod
+    def system_prompt(instructions: str, memory_context: str = "") -> str:
+        parts = [instructions.strip()]
+        if memory_context.strip():
+            parts.append("## What you know about this user\n" + memory_context.strip())
+        return "\n\n".join(parts)
+
+    @staticmethod
+    def messages(
+        history: list[Message], *, instructions: str, memory_context: str = "", recall: str = ""
+    ) -> list[Message]:
+        """The full prompt: system prompt, the conversation, then this turn's recall."""
+        system = Message(role="system", content=Agent.system_prompt(instructions, memory_context))
+        tail = (
+            [Message(role="system", content="Notes relevant right now:\n" + recall.strip())]
+            if recall.strip()
+            else []
+        )
+        return [system, *history, *tail]
+
+    async def respond(
+        self,
+        history: list[Message],
+        *,
+        instructions: str,
+        memory_context: str = "",
+        recall: str = "",
+        tools: list[ToolSpec] | None = None,
+        schema: type[BaseModel] | None = None,
+        config: GenerateConfig | None = None,
+    ) -> ModelOutput:
+        """The agent's next message given the conversation so far (without system prompt)."""
+        prompt = self.messages(
+            history, instructions=instructions, memory_context=memory_context, recall=recall
+        )
+        return await self.model.generate(prompt, tools=tools, schema=schema, config=config)

@@ -1,0 +1,57 @@
+"""The `rapport` command. One module per command; each calls only the public Python API.
+
+A command module exposes ``register(subparsers)``, which adds its parser and sets
+``handler=fn(args) -> int`` on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ._errors import UsageError
+
+COMMANDS: dict[str, str] = {
+    "run": "rapport.cli._run",
+    "report": "rapport.cli._report",
+    "demo": "rapport.cli._demo",
+    "models": "rapport.cli._models",
+    "serve-model": "rapport.cli._serve",
+    "library": "rapport.cli._library",
+    "train": "rapport.cli._train",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (command modules that are absent are skipped)."""
+    parser = argparse.ArgumentParser(
+        prog="rapport", description="Agents that learn how each person likes to work."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMANDS.values():
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                continue
+            raise
+        mod.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: parse, dispatch, and turn bad input into one line and exit code 2."""
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except UsageError as exc:
+        print(f"rapport: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rapport: interrupted; finished sessions are saved, run again to resume",
+              file=sys.stderr)
+        return 130
+
+
+__all__ = ["COMMANDS", "UsageError", "build_parser", "main"]

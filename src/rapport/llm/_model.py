@@ -1,0 +1,262 @@
+"""The `Model` every component calls: provider + cache + accounting + structured output."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import json
+import time
+from collections.abc import Iterator
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field, ValidationError
+
+from ._types import (
+    GenerateConfig,
+    Message,
+    ModelCall,
+    ModelError,
+    ModelOutput,
+    OutputValidationError,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+
+
+class Request(BaseModel):
+    """A normalized provider request. Its JSON is the cache key (with the model name)."""
+
+    messages: list[Message]
+    json_schema: dict[str, Any] | None = None
+    tools: list[ToolSpec] | None = None
+    config: GenerateConfig = Field(default_factory=GenerateConfig)
+
+
+class Completion(BaseModel):
+    """What a provider returns for one request: raw text and/or tool calls."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+
+
+@runtime_checkable
+class ModelAPI(Protocol):
+    """A provider. `name` is its canonical spec string (``llamacpp/qwen2.5-coder-1.5b``)."""
+
+    name: str
+
+    async def complete(self, request: Request) -> Completion: ...
+
+
+class ResponseCache(Protocol):
+    """Maps a request key to a stored completion."""
+
+    def get(self, key: str) -> Completion | None: ...
+
+    def put(self, key: str, completion: Completion) -> None: ...
+
+
+class InMemoryCache:
+    """A dict-backed `ResponseCache` (tests, throwaway runs)."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, str] = {}
+
+    def get(self, key: str) -> Completion | None:
+        raw = self._items.get(key)
+        return Completion.model_validate_json(raw) if raw is not None else None
+
+    def put(self, key: str, completion: Completion) -> None:
+        self._items[key] = completion.model_dump_json()
+
+
+_CALLS: contextvars.ContextVar[list[ModelCall] | None] = contextvars.ContextVar(
+    "rapport_model_calls", default=None
+)
+
+
+@contextlib.contextmanager
+def record_calls() -> Iterator[list[ModelCall]]:
+    """Collect the `ModelCall` of every `generate` made inside this block (this task only).
+
+    Nested blocks each see the calls made while they are open.
+    """
+    outer = _CALLS.get()
+    calls: list[ModelCall] = []
+    token = _CALLS.set(calls)
+    try:
+        yield calls
+    finally:
+        _CALLS.reset(token)
+        if outer is not None:
+            outer.extend(calls)
+
+
+def stable_hash(*parts: str) -> str:
+    """A hex digest of the parts, stable across processes (unlike `hash`)."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+def derive_seed(run_seed: int, key: str) -> int:
+    """A 31-bit sampling seed from the run seed and a stable call key."""
+    return int(stable_hash(str(run_seed), key)[:8], 16) & 0x7FFFFFFF
+
+
+def parse_json_output(text: str) -> Any:
+    """Parse a model's JSON, tolerating raw newlines in strings and a fenced block around it."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    start = min((i for i in (body.find("{"), body.find("[")) if i >= 0), default=0)
+    return json.loads(body[start:], strict=False)
+
+
+class Model:
+    """A provider wrapped with the response cache, usage accounting and schema validation.
+
+    Args:
+        api: the provider.
+        role: the role this model plays (``agent``, ``user``, ``judge``, ``memory`` ...).
+        cache: where completions are kept; ``None`` disables caching.
+        run_seed: the run's seed; sampling seeds derive from it and the request.
+    """
+
+    def __init__(
+        self,
+        api: ModelAPI,
+        *,
+        role: str = "agent",
+        cache: ResponseCache | None = None,
+        run_seed: int = 0,
+    ) -> None:
+        self.api = api
+        self.role = role
+        self.cache = cache
+        self.run_seed = run_seed
+
+    @property
+    def name(self) -> str:
+        return self.api.name
+
+    async def generate(
+        self,
+        messages: list[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        tools: list[ToolSpec] | None = None,
+        config: GenerateConfig | None = None,
+    ) -> ModelOutput:
+        """Generate a reply; with `schema`, the reply is parsed and validated into it.
+
+        Raises:
+            OutputValidationError: the output stayed invalid after `config.max_retries`.
+            ModelError: the provider failed.
+        """
+        config = config or GenerateConfig()
+        json_schema = schema.model_json_schema() if schema is not None else None
+        if config.seed is None:
+            key = Request(messages=messages, json_schema=json_schema, tools=tools).model_dump_json()
+            config = config.model_copy(update={"seed": derive_seed(self.run_seed, key)})
+        convo = list(messages)
+        usage, latency, all_cached = Usage(), 0.0, True
+        error = ""
+        for _attempt in range(config.max_retries + 1):
+            request = Request(messages=convo, json_schema=json_schema, tools=tools, config=config)
+            started = time.perf_counter()
+            try:
+                completion, cached = await self._complete(request)
+            except ModelError as exc:
+                self._account(usage, latency, all_cached, error=f"{type(exc).__name__}: {exc}")
+                raise
+            latency += time.perf_counter() - started
+            usage = usage + completion.usage
+            all_cached = all_cached and cached
+            if schema is None:
+                self._account(usage, latency, all_cached)
+                return self._output(completion, None, usage, latency, all_cached)
+            try:
+                parsed = schema.model_validate(parse_json_output(completion.text))
+            except (ValueError, ValidationError) as exc:
+                error = _short_error(exc)
+                convo = [
+                    *convo,
+                    Message(role="assistant", content=completion.text),
+                    Message(
+                        role="user",
+                        content="That output is invalid: "
+                        f"{error}\nReply again with only a JSON object that fits the schema.",
+                    ),
+                ]
+                continue
+            self._account(usage, latency, all_cached)
+            return self._output(completion, parsed, usage, latency, all_cached)
+        self._account(usage, latency, all_cached, error=f"OutputValidationError: {error}")
+        raise OutputValidationError(
+            f"{self.name} gave no valid {schema.__name__ if schema else 'output'} after "
+            f"{config.max_retries + 1} attempts: {error}",
+            raw=convo[-2].content if len(convo) >= 2 else "",
+        )
+
+    async def _complete(self, request: Request) -> tuple[Completion, bool]:
+        key = stable_hash(self.api.name, request.model_dump_json())
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return hit, True
+        completion = await self.api.complete(request)
+        if self.cache is not None:
+            self.cache.put(key, completion)
+        return completion, False
+
+    def _output(
+        self, completion: Completion, parsed: Any, usage: Usage, latency: float, cached: bool
+    ) -> ModelOutput:
+        return ModelOutput(
+            text=completion.text,
+            parsed=parsed,
+            tool_calls=completion.tool_calls,
+            usage=usage,
+            latency_s=latency,
+            cached=cached,
+            model=self.name,
+        )
+
+    def _account(
+        self, usage: Usage, latency: float, cached: bool, *, error: str | None = None
+    ) -> None:
+        sink = _CALLS.get()
+        if sink is None:
+            return
+        sink.append(
+            ModelCall(
+                role=self.role,
+                model=self.name,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                latency_s=latency,
+                cached=cached,
+                error=error,
+            )
+        )
+
+
+def _short_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        parts = [
+            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
+        ]
+        return "; ".join(parts[:5])
+    return str(exc)[:300]
+
+
+def ensure_model_error(exc: Exception) -> ModelError:
+    """Wrap a provider SDK exception in `ModelError` (keeps the message)."""
+    return exc if isinstance(exc, ModelError) else ModelError(f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,70 @@
+"""Model roles: components ask for ``agent``, ``user``, ``judge``, ``memory``; never a name."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ._model import Model, ModelAPI, ResponseCache
+from ._registry import DEFAULT_SPEC, create_api
+
+ROLES = ("agent", "user", "judge", "memory")
+
+
+class ModelRoles:
+    """Resolves roles to models. Roles with the same spec share one provider instance.
+
+    Args:
+        specs: role -> spec string or a ready `ModelAPI`; key ``all`` sets the default.
+        seed: the run seed every model derives sampling seeds from.
+        cache: the response cache shared by all roles (``None``: no caching).
+    """
+
+    def __init__(
+        self,
+        specs: Mapping[str, str | ModelAPI] | None = None,
+        *,
+        seed: int = 0,
+        cache: ResponseCache | None = None,
+    ) -> None:
+        specs = dict(specs or {})
+        self.default: str | ModelAPI = specs.pop("all", DEFAULT_SPEC)
+        self.specs = specs
+        self.seed = seed
+        self.cache = cache
+        self._apis: dict[str, ModelAPI] = {}
+        self._models: dict[str, Model] = {}
+
+    def spec(self, role: str) -> str:
+        """The spec string a role resolves to."""
+        value = self.specs.get(role, self.default)
+        return value if isinstance(value, str) else value.name
+
+    def has(self, role: str) -> bool:
+        """Whether a role was configured explicitly (e.g. ``judge2``)."""
+        return role in self.specs
+
+    def judges(self) -> list[str]:
+        """The judge roles: ``judge`` then ``judge2``, ``judge3`` ... as configured."""
+        extra = sorted(
+            (r for r in self.specs if r.startswith("judge") and r[5:].isdigit()),
+            key=lambda r: int(r[5:]),
+        )
+        return ["judge", *extra]
+
+    def get(self, role: str) -> Model:
+        """The model for a role (built on first use)."""
+        if role not in self._models:
+            value = self.specs.get(role, self.default)
+            api = value if not isinstance(value, str) else self._api(value)
+            self._models[role] = Model(api, role=role, cache=self.cache, run_seed=self.seed)
+        return self._models[role]
+
+    def _api(self, spec: str) -> ModelAPI:
+        if spec not in self._apis:
+            self._apis[spec] = create_api(spec)
+        return self._apis[spec]
+
+    def validate(self) -> None:
+        """Build every configured provider now, so a bad spec fails before any work."""
+        for role in {*self.specs, "agent"}:
+            self.get(role)

@@ -1,0 +1,81 @@
+"""The `scripted` provider: a test double with scripted outputs or a callable."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from ._model import Completion, Request
+from ._types import ModelError, ToolCall, Usage
+
+Reply = str | Completion | ToolCall | list[ToolCall]
+Responder = Callable[[Request], Reply | Awaitable[Reply]]
+
+
+class ScriptedAPI:
+    """Replies from a list (in order) or from a callable of the request.
+
+    Token usage is counted as whitespace-separated words, so accounting is testable.
+
+    Args:
+        replies: outputs returned one per call, in order; running out raises `ModelError`.
+        responder: called with each `Request`; returns text, a `Completion` or tool calls.
+        name: the spec string this double reports.
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] | None = None,
+        *,
+        responder: Responder | None = None,
+        name: str = "scripted/test",
+    ) -> None:
+        if (replies is None) == (responder is None):
+            raise ValueError("give exactly one of replies or responder")
+        self.name = name
+        self._replies = list(replies) if replies is not None else None
+        self._responder = responder
+        self.requests: list[Request] = []
+
+    @classmethod
+    def from_spec(cls, rest: str, **_options: Any) -> ScriptedAPI:
+        """``scripted/echo`` repeats the last user message; ``scripted/fixed:TEXT`` says TEXT."""
+        if rest == "echo":
+            return cls(responder=_echo, name="scripted/echo")
+        if rest.startswith("fixed:"):
+            text = rest.removeprefix("fixed:")
+            return cls(responder=lambda _r: text, name=f"scripted/{rest}")
+        raise ModelError(f"unknown scripted model 'scripted/{rest}' (try scripted/echo)")
+
+    async def complete(self, request: Request) -> Completion:
+        self.requests.append(request)
+        if self._responder is not None:
+            reply = self._responder(request)
+            if inspect.isawaitable(reply):
+                reply = await reply
+        else:
+            assert self._replies is not None
+            if not self._replies:
+                raise ModelError(f"{self.name}: no scripted replies left")
+            reply = self._replies.pop(0)
+        return _completion(reply, request)
+
+
+def _echo(request: Request) -> str:
+    users = [m.content for m in request.messages if m.role == "user"]
+    return users[-1] if users else ""
+
+
+def _completion(reply: Any, request: Request) -> Completion:
+    if isinstance(reply, Completion):
+        return reply
+    prompt_words = sum(len(m.content.split()) for m in request.messages)
+    if isinstance(reply, ToolCall):
+        reply = [reply]
+    if isinstance(reply, list):
+        return Completion(tool_calls=reply, usage=Usage(prompt_tokens=prompt_words))
+    text = str(reply)
+    return Completion(
+        text=text, usage=Usage(prompt_tokens=prompt_words, completion_tokens=len(text.split()))
+    )

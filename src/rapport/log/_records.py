@@ -1,0 +1,133 @@
+"""The run log: the one contract between runner, store, report, viewer and training."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from rapport.llm import ModelCall, ToolCall
+
+from ._events import Event
+
+Speaker = Literal["user", "agent", "tool", "system"]
+
+
+class Turn(BaseModel):
+    """One message of a session's conversation."""
+
+    index: int
+    speaker: Speaker
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+
+
+class Provenance(BaseModel):
+    """Where a memory item came from."""
+
+    session: int
+    """The index of the session that produced it."""
+    turn: int | None = None
+    source: str = ""
+    """Free detail: a trajectory id, a call, an utterance id ..."""
+
+
+class MemoryItem(BaseModel):
+    """One unit of what a memory holds: a note, a hypothesis, an experience, a fact."""
+
+    id: str
+    text: str
+    provenance: list[Provenance] = Field(default_factory=list)
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    """Method-specific fields (zone, stage, usage counts, confidence ...)."""
+
+
+class MemoryState(BaseModel):
+    """A memory's full state for one user: enough to restore it on resume."""
+
+    items: list[MemoryItem] = Field(default_factory=list)
+    data: dict[str, Any] = Field(default_factory=dict)
+    """Any further state the method needs to restore (JSON-serializable)."""
+
+
+class MemoryVersion(BaseModel):
+    """The state of one user's memory after a session was learned."""
+
+    condition: str
+    user_id: str
+    version: int
+    """Number of sessions learned so far (0: empty)."""
+    state: MemoryState = Field(default_factory=MemoryState)
+    created_at: float = Field(default_factory=time.time)
+
+
+class SessionRecord(BaseModel):
+    """One session of one user under one condition, as it happened and as it was scored."""
+
+    condition: str
+    user_id: str
+    index: int
+    """The session's position in the user's sequence (0-based)."""
+    spec_id: str
+    """The problem / task id, shared across conditions (paired comparison)."""
+    split: Literal["train", "eval"] = "eval"
+    status: Literal["ok", "error"] = "ok"
+    turns: list[Turn] = Field(default_factory=list)
+    events: list[Event] = Field(default_factory=list)
+    scores: dict[str, float] = Field(default_factory=dict)
+    outcome: dict[str, Any] = Field(default_factory=dict)
+    """Benchmark-specific results (final draft, gold answer, executed calls ...)."""
+    usage: list[ModelCall] = Field(default_factory=list)
+    memory_version: int = 0
+    """The memory version the session started from."""
+    started_at: float = Field(default_factory=time.time)
+    finished_at: float = 0.0
+
+    def events_of(self, kind: str) -> list[Any]:
+        """The events of one kind, in order."""
+        return [e for e in self.events if e.kind == kind]
+
+
+class UserRecord(BaseModel):
+    """A user of a run (shared by all its conditions)."""
+
+    user_id: str
+    spec: dict[str, Any]
+
+
+class ExperimentConfig(BaseModel):
+    """One experiment: flags and YAML map onto this; flags override the file."""
+
+    benchmark: str
+    """Registered benchmark name (``collab``, ``collab-ablation``, ``mpt``, ``prefix``, ``gym``)."""
+    memory: list[str] = Field(default_factory=lambda: ["none"])
+    """Memory methods, one condition each (all on the same users, problems and seeds)."""
+    users: int = Field(default=3, ge=1)
+    sessions: int = Field(default=3, ge=1)
+    """Sessions per user."""
+    max_turns: int = Field(default=10, ge=1)
+    """User-agent turn pairs per session."""
+    seed: int = 0
+    run_dir: Path = Path("runs/latest")
+    concurrency: int = Field(default=1, ge=1)
+    """Users run in parallel."""
+    models: dict[str, str] = Field(default_factory=dict)
+    """Role -> model spec (``all`` sets the default)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Benchmark-specific options (``problems``, ``env``, ``condition`` ...), validated by it."""
+    memory_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per memory method keyword options."""
+    cache: bool = True
+    """Use the response cache (re-running a finished run then makes no model calls)."""
+
+
+class Run(BaseModel):
+    """A run's header."""
+
+    id: str
+    benchmark: str
+    config: ExperimentConfig
+    created_at: float = Field(default_factory=time.time)
+    rapport_version: str = ""

@@ -1,0 +1,89 @@
+"""What a learner must do: give context at session start, recall each turn, learn after."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from rapport.llm import Message, ModelRoles
+from rapport.log import MemoryState, SessionRecord
+
+
+class UserRef(BaseModel):
+    """Who a memory call is about."""
+
+    id: str
+    truth: str = ""
+    """The user's true preferences in words. Only the ``oracle`` memory may read this."""
+
+
+class SessionInfo(BaseModel):
+    """What is known at the start of a session."""
+
+    index: int
+    benchmark: str
+    task: str = ""
+    """A short public description of the session's task (domain, API, environment ...)."""
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+
+@runtime_checkable
+class Memory(Protocol):
+    """A learner that carries what was learned about a user from one session to the next."""
+
+    name: str
+
+    async def context(self, user: UserRef, session: SessionInfo) -> str:
+        """Text for the agent's system prompt at session start ("" if none)."""
+        ...
+
+    async def recall(self, user: UserRef, conversation: list[Message]) -> str:
+        """Text relevant to the conversation so far, added before each agent turn ("" if none)."""
+        ...
+
+    async def learn(self, user: UserRef, record: SessionRecord) -> None:
+        """Update the user's memory from a finished session."""
+        ...
+
+    def snapshot(self, user: UserRef) -> MemoryState:
+        """The user's memory now: items with ids, text and provenance, plus restorable data."""
+        ...
+
+    def restore(self, user: UserRef, state: MemoryState) -> None:
+        """Load a snapshot (used when a run resumes)."""
+        ...
+
+
+class BaseMemory:
+    """Convenience base: keeps a `MemoryState` per user; subclasses override what they need.
+
+    Args:
+        models: the run's model roles; methods that call a model use the ``memory`` role.
+    """
+
+    name = "base"
+
+    def __init__(self, models: ModelRoles, **options: Any) -> None:
+        self.models = models
+        self.options = options
+        self._states: dict[str, MemoryState] = {}
+
+    def state(self, user: UserRef) -> MemoryState:
+        """The user's mutable state (created empty)."""
+        return self._states.setdefault(user.id, MemoryState())
+
+    async def context(self, user: UserRef, session: SessionInfo) -> str:
+        return ""
+
+    async def recall(self, user: UserRef, conversation: list[Message]) -> str:
+        return ""
+
+    async def learn(self, user: UserRef, record: SessionRecord) -> None:
+        return None
+
+    def snapshot(self, user: UserRef) -> MemoryState:
+        return self.state(user).model_copy(deep=True)
+
+    def restore(self, user: UserRef, state: MemoryState) -> None:
+        self._states[user.id] = state.model_copy(deep=True)

@@ -1,0 +1,1 @@
+"""rapport.prefs"""
