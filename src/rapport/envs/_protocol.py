@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -33,8 +33,10 @@ class SessionSpec(BaseModel):
     """Stable id of the problem / task (shared across conditions)."""
     user_id: str
     index: int
-    split: str = "eval"
-    """``train`` sessions build memory only; ``eval`` sessions are reported."""
+    split: Literal["train", "eval"] = "eval"
+    """``train`` sessions build memory and are not reported; ``eval`` sessions are reported."""
+    learn: bool = True
+    """Whether memory learns from this session (False: the memory is frozen for it)."""
     task: dict[str, Any] = Field(default_factory=dict)
 
 
