@@ -15,6 +15,7 @@ from ._model import (
 from ._registry import DEFAULT_SPEC, PROVIDERS, create_api, load_entry
 from ._roles import ROLES, ModelRoles
 from ._scripted import ScriptedAPI
+from ._serve import ServedModel, serve_model
 from ._types import (
     GenerateConfig,
     Message,
@@ -26,12 +27,15 @@ from ._types import (
     ToolSpec,
     Usage,
 )
+from ._weights import EMBEDDED_MODELS, EmbeddedModel, ensure_model, verify_model
 
 __all__ = [
     "DEFAULT_SPEC",
+    "EMBEDDED_MODELS",
     "PROVIDERS",
     "ROLES",
     "Completion",
+    "EmbeddedModel",
     "GenerateConfig",
     "InMemoryCache",
     "Message",
@@ -45,13 +49,17 @@ __all__ = [
     "Request",
     "ResponseCache",
     "ScriptedAPI",
+    "ServedModel",
     "ToolCall",
     "ToolSpec",
     "Usage",
     "create_api",
     "derive_seed",
+    "ensure_model",
     "load_entry",
     "parse_json_output",
     "record_calls",
+    "serve_model",
     "stable_hash",
+    "verify_model",
 ]

@@ -34,9 +34,7 @@ class ToolSpec(BaseModel):
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = Field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
 class GenerateConfig(BaseModel):

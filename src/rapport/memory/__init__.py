@@ -1,14 +1,36 @@
 """Memory methods behind one protocol: context, recall, learn, snapshot, restore."""
 
+from ._embed import Embedder, HashingEmbedder, get_embedder
+from ._history import format_call, render_session, render_sessions
 from ._protocol import BaseMemory, Memory, SessionInfo, UserRef
+from ._reflection import (
+    ParsedReflection,
+    ReflectionMemory,
+    format_transcript,
+    parse_reflection,
+    reflection_error,
+    reflection_messages,
+)
 from ._registry import MEMORIES, UnknownMemoryError, create_memory
 
 __all__ = [
     "MEMORIES",
     "BaseMemory",
+    "Embedder",
+    "HashingEmbedder",
     "Memory",
+    "ParsedReflection",
+    "ReflectionMemory",
     "SessionInfo",
     "UnknownMemoryError",
     "UserRef",
     "create_memory",
+    "format_call",
+    "format_transcript",
+    "get_embedder",
+    "parse_reflection",
+    "reflection_error",
+    "reflection_messages",
+    "render_session",
+    "render_sessions",
 ]

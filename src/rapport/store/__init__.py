@@ -1,1 +1,21 @@
-"""rapport.store"""
+"""Persistence of run logs, memory versions and the shared model response cache (SQLite)."""
+
+from ._sqlite import (
+    RUN_FILE,
+    ConfigMismatchError,
+    RoleUsage,
+    RunStore,
+    SqliteCache,
+    config_differences,
+    default_cache_path,
+)
+
+__all__ = [
+    "RUN_FILE",
+    "ConfigMismatchError",
+    "RoleUsage",
+    "RunStore",
+    "SqliteCache",
+    "config_differences",
+    "default_cache_path",
+]

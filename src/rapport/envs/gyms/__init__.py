@@ -1,0 +1,42 @@
+"""User-centric gyms: one text action interface, per-turn and trajectory rewards, horizon 16.
+
+Moves: ``[action] <text>``, ``[search] <query>``, ``[answer] <text>``, ``[finish]``.
+"""
+
+from ._benchmark import GymBenchmark, GymOptions
+from ._core import HORIZON, Action, Gym, Step, parse_action
+from ._function import FunctionGym
+from ._intention import IntentionGym
+from ._persuade import PersuadeGym
+from ._registry import GYMS, UnknownGymError, gymnasium_env, make_gym
+from ._report import cost_table, report_tables, reward_table
+from ._search import SearchGym
+from ._tau import TauGym
+from ._telepathy import TelepathyGym
+from ._travel import TravelGym
+from ._turtle import TurtleGym
+
+__all__ = [
+    "GYMS",
+    "HORIZON",
+    "Action",
+    "FunctionGym",
+    "Gym",
+    "GymBenchmark",
+    "GymOptions",
+    "IntentionGym",
+    "PersuadeGym",
+    "SearchGym",
+    "Step",
+    "TauGym",
+    "TelepathyGym",
+    "TravelGym",
+    "TurtleGym",
+    "UnknownGymError",
+    "cost_table",
+    "gymnasium_env",
+    "make_gym",
+    "parse_action",
+    "report_tables",
+    "reward_table",
+]

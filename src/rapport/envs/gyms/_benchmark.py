@@ -1,0 +1,196 @@
+"""The `gym` benchmark: each user is one environment stream; train episodes, then eval."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field, field_validator
+
+from rapport.agents import Agent
+from rapport.llm import GenerateConfig, Message, ModelError, ModelRoles, derive_seed, record_calls
+from rapport.log import (
+    ErrorEvent,
+    ExperimentConfig,
+    RecallEvent,
+    RewardEvent,
+    SessionRecord,
+    Turn,
+)
+from rapport.memory import Memory, SessionInfo
+
+from .._protocol import Condition, SessionSpec, UserSpec
+from ._core import HORIZON, Gym
+from ._registry import GYMS, make_gym
+from ._report import report_tables
+
+
+class GymOptions(BaseModel):
+    """Options of the gym benchmark (CLI values arrive as strings)."""
+
+    env: list[str] = Field(default_factory=lambda: ["function", "telepathy"])
+    """Gyms to run, comma separated: function, telepathy, turtle, intention, travel, ..."""
+    train_episodes: int = Field(default=4, ge=0)
+    """Episodes per user that build memory (not reported)."""
+    eval_episodes: int = Field(default=4, ge=1)
+    """Held-out episodes per user, memory frozen (reported)."""
+    horizon: int = Field(default=HORIZON, ge=1, le=64)
+    """Agent turns per episode."""
+
+    @field_validator("env", mode="before")
+    @classmethod
+    def _split_env(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        unknown = [v for v in value if v not in GYMS]
+        if unknown:
+            raise ValueError(f"unknown gym {unknown[0]!r} (known: {', '.join(GYMS)})")
+        return value
+
+
+class GymBenchmark:
+    """User-centric gyms under the runner: one user = one environment stream."""
+
+    name = "gym"
+    metrics: ClassVar[list[str]] = ["reward", "success"]
+    report_tables = staticmethod(report_tables)
+
+    def __init__(self, options: GymOptions | None = None, seed: int = 0) -> None:
+        self.options = options or GymOptions()
+        self.seed = seed
+
+    @classmethod
+    def from_config(cls, config: ExperimentConfig) -> GymBenchmark:
+        """Validate ``config.options`` (env, train_episodes, eval_episodes, horizon)."""
+        known = set(GymOptions.model_fields)
+        options = {k: v for k, v in config.options.items() if k in known}
+        return cls(GymOptions.model_validate(options), seed=config.seed)
+
+    def users(self, n: int, seed: int) -> list[UserSpec]:
+        """``n`` streams per environment."""
+        return [
+            UserSpec(id=f"{env}-{i}", attributes={"env": env, "stream": i})
+            for env in self.options.env
+            for i in range(n)
+        ]
+
+    def sessions(self, user: UserSpec, n: int, seed: int) -> list[SessionSpec]:
+        """Train episodes (memory learns) then held-out eval episodes (memory frozen).
+
+        ``n`` is ignored: the episode counts come from the options.
+        """
+        env = user.attributes["env"]
+        plan = [("train", k) for k in range(self.options.train_episodes)]
+        plan += [("eval", k) for k in range(self.options.eval_episodes)]
+        specs = []
+        for index, (split, k) in enumerate(plan):
+            episode = derive_seed(seed, f"{user.id}:{split}:{k}")
+            specs.append(
+                SessionSpec(
+                    id=f"{env}:{split}:{episode}",
+                    user_id=user.id,
+                    index=index,
+                    split=split,
+                    learn=split == "train",
+                    task={"env": env, "split": split, "episode_seed": episode},
+                )
+            )
+        return specs
+
+    async def run_session(
+        self,
+        spec: SessionSpec,
+        user: UserSpec,
+        agent: Agent,
+        memory: Memory,
+        models: ModelRoles,
+        *,
+        condition: Condition,
+    ) -> SessionRecord:
+        """Play one episode: memory context, then per turn recall -> agent -> environment."""
+        gym = make_gym(spec.task["env"], horizon=self.options.horizon, split=spec.task["split"])
+        record = SessionRecord(
+            condition=condition.name,
+            user_id=user.id,
+            index=spec.index,
+            spec_id=spec.id,
+            split=spec.split,
+        )
+        with record_calls() as calls:
+            try:
+                await self._play(gym, spec, user, agent, memory, models, record)
+            except ModelError as exc:
+                record.status = "error"
+                record.events.append(ErrorEvent(where="agent", message=str(exc)[:500]))
+        record.usage = list(calls)
+        record.outcome = {
+            "env": gym.name,
+            "trajectory_reward": gym.trajectory_reward,
+            "success": gym.success,
+            "turns_used": gym.turn,
+            "horizon": gym.horizon,
+            "episode_seed": spec.task["episode_seed"],
+            "hidden": _jsonable(gym.hidden()),
+        }
+        record.finished_at = time.time()
+        return record
+
+    async def _play(
+        self,
+        gym: Gym,
+        spec: SessionSpec,
+        user: UserSpec,
+        agent: Agent,
+        memory: Memory,
+        models: ModelRoles,
+        record: SessionRecord,
+    ) -> None:
+        ref = user.ref()
+        info = SessionInfo(
+            index=spec.index,
+            benchmark=self.name,
+            task=gym.name,
+            attributes={"env": gym.name, "split": spec.split, "horizon": gym.horizon},
+        )
+        context = await memory.context(ref, info)
+        history = [Message(role="user", content=gym.reset(spec.task["episode_seed"]))]
+        record.turns.append(Turn(index=0, speaker="user", text=history[0].content))
+        gym.judge = models.get("judge")
+        config = GenerateConfig(temperature=1.0 if spec.split == "train" else 0.0, max_tokens=200)
+        while not gym.done:
+            recall = await memory.recall(ref, history)
+            agent_turn = len(record.turns)
+            if recall:
+                record.events.append(RecallEvent(turn=agent_turn, text=recall))
+            out = await agent.respond(
+                history,
+                instructions=gym.instructions,
+                memory_context=context,
+                recall=recall,
+                config=config,
+            )
+            step = await gym.astep(out.text, models.get("user"))
+            history += [
+                Message(role="assistant", content=out.text),
+                Message(role="user", content=step.observation),
+            ]
+            record.turns += [
+                Turn(index=agent_turn, speaker="agent", text=out.text),
+                Turn(index=agent_turn + 1, speaker="user", text=step.observation),
+            ]
+            record.events.append(RewardEvent(turn=agent_turn, reward=step.reward))
+
+    def score(self, record: SessionRecord) -> dict[str, float]:
+        """``reward``: the trajectory reward in [0, 1]; ``success``: 1 if solved."""
+        return {
+            "reward": float(record.outcome.get("trajectory_reward", 0.0)),
+            "success": float(bool(record.outcome.get("success", False))),
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(v) for v in value]
+    return value if isinstance(value, str | int | float | bool | type(None)) else str(value)

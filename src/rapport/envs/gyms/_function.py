@@ -1,0 +1,118 @@
+"""FunctionGym: find a hidden f(a, b, c, d) by querying it, then state the rule and a value."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from ._core import Gym, Step
+from ._expr import ExprError, evaluate
+
+_VARS = ("a", "b", "c", "d")
+
+
+def _linear(rng: random.Random) -> str:
+    k = [rng.randint(-4, 5) for _ in range(4)]
+    terms = [f"{c}*{v}" for c, v in zip(k, _VARS, strict=True) if c]
+    return " + ".join(terms or ["a"]) + f" + {rng.randint(0, 9)}"
+
+
+def _polynomial(rng: random.Random) -> str:
+    x, y = rng.sample(_VARS, 2)
+    return f"{x}*{x} + {rng.randint(1, 4)}*{y} - {rng.randint(0, 6)}"
+
+
+def _piecewise(rng: random.Random) -> str:
+    x, y, z = rng.sample(_VARS, 3)
+    return f"{x} + {y} if {x} > {z} else {y} - {z}"
+
+
+def _modular(rng: random.Random) -> str:
+    x, y, z = rng.sample(_VARS, 3)
+    return f"({x}*{y} + {z}) % {rng.choice([5, 7, 9, 11])}"
+
+
+def _product(rng: random.Random) -> str:
+    x, y = rng.sample(_VARS, 2)
+    return f"{x}*{y} + {rng.randint(1, 9)}"
+
+
+FAMILIES: dict[str, Callable[[random.Random], str]] = {
+    "linear": _linear,
+    "polynomial": _polynomial,
+    "piecewise": _piecewise,
+    "modular": _modular,
+    "product": _product,
+}
+_NUM = re.compile(r"-?\d+")
+
+
+class FunctionGym(Gym):
+    """Hidden f(a, b, c, d) from seeded families; exact scoring of the rule and a test value.
+
+    Score: 0.5 if the stated rule agrees with f on 30 seeded probe inputs, plus 0.5 if the
+    test value is exact.
+    """
+
+    name: ClassVar[str] = "function"
+    instructions: ClassVar[str] = (
+        "A hidden function f(a, b, c, d) maps four integers to an integer. Query it with "
+        "`[action] f(1, 2, 3, 4)`. When you know it, reply `[answer] rule: <expression in a, b, "
+        "c, d>; value: <f at the test input>`. Expressions may use + - * // % **, "
+        "comparisons and `x if cond else y`."
+    )
+
+    def _start(self) -> str:
+        self.family = self.rng.choice(sorted(FAMILIES))
+        self.rule = FAMILIES[self.family](self.rng)
+        self.test_input = tuple(self.rng.randint(-9, 9) for _ in range(4))
+        return f"Find f. Then give the rule and f{self.test_input}. You have {self.horizon} turns."
+
+    def f(self, args: tuple[int, ...]) -> int:
+        """The hidden function."""
+        return evaluate(self.rule, dict(zip(_VARS, args, strict=True)))
+
+    def hidden(self) -> dict[str, Any]:
+        return {
+            "family": self.family,
+            "rule": self.rule,
+            "test_input": self.test_input,
+            "test_value": self.f(self.test_input),
+        }
+
+    def _act(self, text: str) -> Step:
+        nums = [int(n) for n in _NUM.findall(text)]
+        if len(nums) != 4 or any(abs(n) > 1000 for n in nums):
+            return Step("Query with four integers (|x| <= 1000), e.g. [action] f(1, 2, 3, 4).")
+        return Step(f"f({', '.join(map(str, nums))}) = {self.f(tuple(nums))}")
+
+    def _answer(self, text: str) -> Step:
+        rule_ok, value_ok = self._rule_matches(text), self._value_matches(text)
+        self.score = 0.5 * rule_ok + 0.5 * value_ok
+        verdict = (
+            f"rule {'correct' if rule_ok else 'wrong'}, value {'correct' if value_ok else 'wrong'}"
+        )
+        return Step(
+            f"Scored: {verdict}.", self.score, True, {"rule_ok": rule_ok, "value_ok": value_ok}
+        )
+
+    def _rule_matches(self, text: str) -> bool:
+        match = re.search(r"rule\s*:\s*(.+?)(?:;|\n|value\s*:|$)", text, re.IGNORECASE)
+        if not match:
+            return False
+        expr = match.group(1).strip().removeprefix("f(a,b,c,d)").lstrip("= ").strip()
+        probe = random.Random(f"probe:{self.rule}")
+        try:
+            for _ in range(30):
+                args = tuple(probe.randint(-12, 12) for _ in range(4))
+                if evaluate(expr, dict(zip(_VARS, args, strict=True))) != self.f(args):
+                    return False
+        except ExprError:
+            return False
+        return True
+
+    def _value_matches(self, text: str) -> bool:
+        match = re.search(r"value\s*:\s*(-?\d+)", text, re.IGNORECASE)
+        return bool(match) and int(match.group(1)) == self.f(self.test_input)  # type: ignore[union-attr]

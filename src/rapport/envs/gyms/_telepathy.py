@@ -1,0 +1,108 @@
+"""TelepathyGym: twenty questions over a written entity catalogue."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rapport.llm import GenerateConfig, Message, Model
+
+from ._content import load_data, render, split_pool
+from ._core import Gym, Step, normalize, words
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One thing the user may be thinking of, with its true attributes (closed world)."""
+
+    name: str
+    attributes: frozenset[str]
+
+
+@functools.cache
+def catalogue() -> tuple[list[Entity], dict[str, set[str]]]:
+    """The entities and the attribute -> question keywords map."""
+    data = load_data("entities.yaml")
+    entities = [
+        Entity(name, frozenset(group["defaults"]) | frozenset((extra or "").split()))
+        for group in data["groups"]
+        for name, extra in group["entities"].items()
+    ]
+    return entities, {a: set(kw) for a, kw in data["attributes"].items()}
+
+
+class TelepathyGym(Gym):
+    """The user thinks of an entity; the agent asks yes/no questions, then guesses.
+
+    Questions that mention catalogue attributes are answered by code (all mentioned
+    attributes must hold for "yes"); others go to the ``user`` model when one is given,
+    else "unsure". A right guess scores ``1 - 0.5 * questions / horizon``.
+    """
+
+    name: ClassVar[str] = "telepathy"
+    instructions: ClassVar[str] = (
+        "The user is thinking of a thing (an animal, food, object, vehicle, place, plant ...). "
+        "Ask yes/no questions with `[action] <question>`; the user answers yes, no or unsure. "
+        "Guess with `[answer] <name>`. Fewer questions score higher."
+    )
+
+    def _start(self) -> str:
+        entities, self.keywords = catalogue()
+        self.target = self.rng.choice(split_pool(entities, self.split))
+        self.questions = 0
+        return "I am thinking of something. Ask me yes/no questions, then guess."
+
+    def hidden(self) -> dict[str, Any]:
+        return {"entity": self.target.name, "attributes": sorted(self.target.attributes)}
+
+    def mentioned(self, question: str) -> list[str]:
+        """The catalogue attributes a question mentions."""
+        tokens = words(question)
+        return [a for a, kws in self.keywords.items() if tokens & kws]
+
+    def answer_by_code(self, question: str) -> str | None:
+        """yes / no from attributes, or None when the question mentions none."""
+        attrs = self.mentioned(question)
+        if not attrs:
+            return None
+        return "yes" if all(a in self.target.attributes for a in attrs) else "no"
+
+    def _act(self, text: str) -> Step:
+        self.questions += 1
+        return Step(self.answer_by_code(text) or "unsure")
+
+    async def astep(self, message: str, model: Model | None = None) -> Step:
+        from ._core import parse_action
+
+        action = parse_action(message)
+        if (
+            model is None
+            or self.done
+            or action.kind != "action"
+            or self.answer_by_code(action.text)
+        ):
+            return self.step(message)
+        self.questions += 1
+        reply = await _ask_user(model, self.target.name, action.text)
+        return self._finish_step(Step(reply, info={"simulated": True}))
+
+    def _answer(self, text: str) -> Step:
+        if normalize(text) == normalize(self.target.name):
+            self.score = max(0.0, 1.0 - 0.5 * self.questions / self.horizon)
+            return Step("Yes, that is it!", self.score, True, {"correct": True})
+        self.questions += 1
+        return Step("No, that is not it.", 0.0, False, {"correct": False})
+
+
+async def _ask_user(model: Model, entity: str, question: str) -> str:
+    prompt = [
+        Message(
+            role="system",
+            content=render("telepathy_user", entity=entity),
+        ),
+        Message(role="user", content=question),
+    ]
+    out = await model.generate(prompt, config=GenerateConfig(max_tokens=4))
+    first = (out.text.strip().split() or ["unsure"])[0].lower().strip(".,!")
+    return first if first in {"yes", "no"} else "unsure"

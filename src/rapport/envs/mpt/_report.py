@@ -1,0 +1,111 @@
+"""Report tables of MPT runs: challenge x query type x method, and a per-method summary."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from rapport.log import SessionRecord
+
+from ._generate import CHALLENGES, QUERY_TYPES
+from ._metrics import summarize
+
+
+def _fmt(value: float, ci: tuple[float, float] | None = None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    text = f"{value:.3f}"
+    if ci is not None and not any(math.isnan(c) for c in ci):
+        text += f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+    return text
+
+
+def _make_table(title: str, columns: list[str], rows: list[list[Any]]) -> Any:
+    try:
+        from rapport.report import Table  # type: ignore[attr-defined]
+    except ImportError:
+        return {"title": title, "columns": columns, "rows": rows}
+    return Table(title=title, columns=columns, rows=rows)
+
+
+def _eval_rows(records: list[SessionRecord]) -> list[SessionRecord]:
+    return [r for r in records if r.outcome.get("kind") == "eval" and r.scores]
+
+
+def report_tables(records: list[SessionRecord]) -> list[Any]:
+    """Tables (``rapport.report.Table`` when available, else plain dicts)."""
+    evals = _eval_rows(records)
+    cells: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)
+    for r in evals:
+        key = (r.condition, r.outcome["challenge"], r.outcome["query_type"])
+        cells[key].append(r.scores)
+    order = {c: i for i, c in enumerate((*CHALLENGES, *QUERY_TYPES))}
+    rows = []
+    for (method, challenge, qtype), scores in sorted(
+        cells.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 99), order.get(kv[0][2], 99))
+    ):
+        s = summarize(scores)
+        f1 = _fmt(s["f1"], s["f1_ci"]) if qtype == "context-free" else "-"
+        rows.append(
+            [
+                method,
+                challenge,
+                qtype,
+                s["n"],
+                _fmt(s["p_em"], s["p_em_ci"]),
+                _fmt(s["oa_f1"], s["oa_f1_ci"]),
+                f1,
+                _fmt(s["token_ratio"]),
+            ]
+        )
+    main = _make_table(
+        "MPT: challenge x query type x method (95% bootstrap CI)",
+        ["method", "challenge", "query type", "n", "P-EM", "OA-F1", "F1", "tokens / full history"],
+        rows,
+    )
+    return [main, _summary(records, evals)]
+
+
+def _summary(records: list[SessionRecord], evals: list[SessionRecord]) -> Any:
+    by_method: dict[str, list[SessionRecord]] = defaultdict(list)
+    for r in evals:
+        by_method[r.condition].append(r)
+    rows = []
+    for method, group in sorted(by_method.items()):
+        s = summarize([r.scores for r in group])
+        long = [r.scores["token_ratio"] for r in group if r.outcome.get("history_sessions", 0) >= 8]
+        errors = sum(1 for r in records if r.condition == method and r.status == "error")
+        peer = [
+            float(r.outcome["memory_failure_rate"])
+            for r in group
+            if "memory_failure_rate" in r.outcome
+        ]
+        rows.append(
+            [
+                method,
+                s["n"],
+                _fmt(s["p_em"], s["p_em_ci"]),
+                _fmt(s["oa_f1"], s["oa_f1_ci"]),
+                _fmt(s["token_ratio"]),
+                _fmt(max(long) if long else math.nan),
+                _fmt(s["valid"]),
+                errors,
+                _fmt(max(peer)) if peer else "-",
+            ]
+        )
+    return _make_table(
+        "MPT: per method",
+        [
+            "method",
+            "n",
+            "P-EM",
+            "OA-F1",
+            "mean token ratio",
+            "max ratio (>=8 sessions)",
+            "schema-valid",
+            "errors",
+            "memory failure rate",
+        ],
+        rows,
+    )

@@ -1,0 +1,49 @@
+"""PrefIx: interaction preferences as explicit tool calls on BFCL multi-turn tasks, with task
+accuracy, preference alignment and a multi-judge UX score with its reliability."""
+
+from ._alignment import Alignment, Step, align
+from ._benchmark import PrefixBenchmark
+from ._checker import Accuracy, check_accuracy, replay_reference
+from ._coarsen import Coarsened, coarsen, required_literals
+from ._executor import CallRefused, ExecutionResult, SafeExecutor, parse_call
+from ._failures import FailurePlan, plan_failures
+from ._options import PrefixOptions, combined_users, eligible, ux_dimensions
+from ._settings import InteractionTool, Setting, all_settings, get_setting, interaction_tools
+from ._simulator import END_TOKEN, PreferenceLeak, UserSimulator, leaked_terms
+from ._tasks import BfclTask, load_tasks, system_tools, task_by_id
+
+__all__ = [
+    "END_TOKEN",
+    "Accuracy",
+    "Alignment",
+    "BfclTask",
+    "CallRefused",
+    "Coarsened",
+    "ExecutionResult",
+    "FailurePlan",
+    "InteractionTool",
+    "PreferenceLeak",
+    "PrefixBenchmark",
+    "PrefixOptions",
+    "SafeExecutor",
+    "Setting",
+    "Step",
+    "UserSimulator",
+    "align",
+    "all_settings",
+    "check_accuracy",
+    "coarsen",
+    "combined_users",
+    "eligible",
+    "get_setting",
+    "interaction_tools",
+    "leaked_terms",
+    "load_tasks",
+    "parse_call",
+    "plan_failures",
+    "replay_reference",
+    "required_literals",
+    "system_tools",
+    "task_by_id",
+    "ux_dimensions",
+]

@@ -1,0 +1,230 @@
+"""A safe executor for BFCL backends: calls are parsed, never evaluated.
+
+bfcl-eval's own executor ``eval``s call strings and caches backend instances in module
+globals. Here a call string is parsed with `ast`; only a bare call of a public method of
+the task's involved classes, with literal arguments, is dispatched; every trial gets fresh
+instances built from a deep copy of the task's initial configuration.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import importlib
+import inspect
+import json
+import pickle
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ._failures import FailurePlan
+from ._tasks import INSTALL_HINT, BfclTask
+
+_BACKEND = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
+BACKEND_MODULES = {
+    "GorillaFileSystem": f"{_BACKEND}.gorilla_file_system",
+    "MathAPI": f"{_BACKEND}.math_api",
+    "MessageAPI": f"{_BACKEND}.message_api",
+    "TwitterAPI": f"{_BACKEND}.posting_api",
+    "TicketAPI": f"{_BACKEND}.ticket_api",
+    "TradingBot": f"{_BACKEND}.trading_bot",
+    "TravelAPI": f"{_BACKEND}.travel_booking",
+    "VehicleControlAPI": f"{_BACKEND}.vehicle_control",
+}
+STATELESS = frozenset({"MathAPI"})
+NAVIGATION = frozenset({"cd"})
+"""Calls that change where the user is, not what they own: not counted as writes."""
+
+_LITERALS = (str, int, float, bool, type(None))
+
+
+class CallRefused(ValueError):
+    """A call that is not a plain whitelisted method call with literal arguments."""
+
+
+@dataclass(frozen=True)
+class ParsedCall:
+    """A call string taken apart."""
+
+    name: str
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+
+def parse_call(text: str) -> ParsedCall:
+    """Parse ``name(arg, key=value)`` with literal arguments only.
+
+    Raises:
+        CallRefused: not a single bare call, or an argument is not a literal.
+    """
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise CallRefused(f"not a call: {text!r}") from exc
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        raise CallRefused(f"only a bare function call is allowed: {text!r}")
+    try:
+        args = tuple(ast.literal_eval(arg) for arg in node.args)
+        kwargs = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg}
+    except (ValueError, SyntaxError, TypeError) as exc:
+        raise CallRefused(f"arguments must be literals: {text!r}") from exc
+    if len(kwargs) != len(node.keywords):
+        raise CallRefused(f"**kwargs are not allowed: {text!r}")
+    return ParsedCall(node.func.id, args, kwargs)
+
+
+def check_literal(value: Any) -> None:
+    """Raise `CallRefused` unless the value is built from JSON-like literals only."""
+    if isinstance(value, _LITERALS):
+        return
+    if isinstance(value, list | tuple | set):
+        for item in value:
+            check_literal(item)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_literal(key)
+            check_literal(item)
+        return
+    raise CallRefused(f"argument of type {type(value).__name__} is not a literal")
+
+
+class ExecutionResult(BaseModel):
+    """What one call did."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: str = ""
+    error: str | None = None
+    refused: bool = False
+    injected: bool = False
+    """A failure injected on purpose (the call was not run)."""
+    wrote: bool = False
+    """The call changed a backend's state."""
+
+
+def format_result(value: Any) -> str:
+    """A call's return value as text, the way BFCL compares responses."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        try:
+            return json.dumps(value)
+        except (TypeError, ValueError):
+            return str(value)
+    return str(value)
+
+
+class SafeExecutor:
+    """Fresh backend instances for one trial of one task, and a whitelist of their methods.
+
+    Args:
+        task: the task whose involved classes and initial configuration to load.
+        failures: failures to inject (none by default).
+        track_writes: fingerprint state around each call to tell writes from reads.
+    """
+
+    def __init__(
+        self, task: BfclTask, *, failures: FailurePlan | None = None, track_writes: bool = True
+    ) -> None:
+        self.task = task
+        self.failures = failures or FailurePlan()
+        self.track_writes = track_writes
+        self.instances: dict[str, Any] = {}
+        self.methods: dict[str, Callable[..., Any]] = {}
+        self.log: list[ExecutionResult] = []
+        self._attempts: dict[str, int] = {}
+        for class_name in task.involved_classes:
+            self._load(class_name)
+
+    def _load(self, class_name: str) -> None:
+        if class_name not in BACKEND_MODULES:
+            raise CallRefused(f"unknown backend class '{class_name}'")
+        try:
+            module = importlib.import_module(BACKEND_MODULES[class_name])
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError(INSTALL_HINT) from exc
+        instance = getattr(module, class_name)()
+        if class_name not in STATELESS:
+            config = copy.deepcopy(self.task.initial_config.get(class_name, {}))
+            instance._load_scenario(config, long_context=self.task.category == "long_context")
+        self.instances[class_name] = instance
+        for name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
+            if not name.startswith("_") and name not in self.task.excluded_functions:
+                self.methods[name] = method
+
+    def run(self, text: str) -> ExecutionResult:
+        """Parse and run a call string; a refused call is recorded, never run."""
+        try:
+            parsed = parse_call(text)
+        except CallRefused as exc:
+            return self._record(ExecutionResult(name="?", error=str(exc), refused=True))
+        return self.call(parsed.name, dict(parsed.kwargs), args=parsed.args)
+
+    def call(
+        self, name: str, arguments: Mapping[str, Any], *, args: tuple[Any, ...] = ()
+    ) -> ExecutionResult:
+        """Run a whitelisted method with literal arguments on this trial's instances."""
+        shown = {**{f"_{i}": a for i, a in enumerate(args)}, **dict(arguments)}
+        method = self.methods.get(name)
+        if method is None:
+            error = f"'{name}' is not a function of this task's tools"
+            return self._record(
+                ExecutionResult(name=name, arguments=shown, error=error, refused=True)
+            )
+        try:
+            check_literal(list(args))
+            check_literal(dict(arguments))
+        except CallRefused as exc:
+            return self._record(
+                ExecutionResult(name=name, arguments=shown, error=str(exc), refused=True)
+            )
+        self._attempts[name] = self._attempts.get(name, 0) + 1
+        if self.failures.fails(name, self._attempts[name]):
+            message = f"Error during execution: {self.failures.message}"
+            return self._record(
+                ExecutionResult(
+                    name=name, arguments=shown, result=message, error=message, injected=True
+                )
+            )
+        return self._record(self._invoke(name, method, args, dict(arguments), shown))
+
+    def _invoke(
+        self,
+        name: str,
+        method: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        shown: dict[str, Any],
+    ) -> ExecutionResult:
+        before = self._fingerprint() if self.track_writes else b""
+        try:
+            value = format_result(method(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
+            error = None
+        except Exception as exc:  # the backends signal bad input by raising anything
+            value = f"Error during execution: {exc}"
+            error = value
+        wrote = self.track_writes and name not in NAVIGATION and self._fingerprint() != before
+        return ExecutionResult(name=name, arguments=shown, result=value, error=error, wrote=wrote)
+
+    def _fingerprint(self) -> bytes:
+        state = {
+            cls: {k: v for k, v in vars(obj).items() if not k.startswith("_")}
+            for cls, obj in self.instances.items()
+        }
+        try:
+            return pickle.dumps(state)
+        except (pickle.PicklingError, TypeError, AttributeError):
+            return repr(state).encode()
+
+    def _record(self, result: ExecutionResult) -> ExecutionResult:
+        self.log.append(result)
+        return result
+
+    @property
+    def results(self) -> list[str]:
+        """The text results of every call that ran (refused ones excluded), in order."""
+        return [r.result for r in self.log if not r.refused]

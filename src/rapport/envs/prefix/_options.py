@@ -1,0 +1,95 @@
+"""PrefIx options, task eligibility and the judge rubric."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field, field_validator
+
+from rapport.eval._judges import Dimension
+
+from ._executor import SafeExecutor
+from ._settings import Setting, all_settings, get_setting
+from ._tasks import BfclTask, Category, task_by_id
+
+
+def _split(value: Any) -> Any:
+    return [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else value
+
+
+class PrefixOptions(BaseModel):
+    """Benchmark options (``--condition``, ``--settings`` ... on the command line)."""
+
+    condition: list[Literal["no_p", "p"]] = Field(default_factory=lambda: ["no_p", "p"])  # type: ignore[arg-type]
+    """``no_p``: generic instructions; ``p``: a sample interaction with implicit feedback."""
+    settings: list[str] = Field(default_factory=lambda: ["all"])
+    """Setting ids, or ``all`` (31)."""
+    combine: int = Field(default=1, ge=1, le=4)
+    """Preferences each user holds (several combined: settings of different attributes)."""
+    tasks: int | None = Field(default=None, ge=1)
+    """Tasks (sessions) per user; default: the run's ``--sessions``."""
+    judge_repeats: int = Field(default=1, ge=1)
+    """Samples per judge (the first greedy, the rest sampled): feeds the CV over repeats."""
+    max_messages: int = Field(default=180, ge=4)
+    """Messages (user, agent and tool turns) after which a session stops."""
+    categories: list[Category] = Field(default_factory=lambda: ["base", "miss_param"])  # type: ignore[arg-type]
+
+    _split_lists = field_validator("condition", "settings", "categories", mode="before")(_split)
+
+    @field_validator("settings")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        if value == ["all"]:
+            return [s.id for s in all_settings()]
+        for setting_id in value:
+            try:
+                get_setting(setting_id)
+            except KeyError as exc:
+                raise ValueError(exc.args[0]) from None
+        return value
+
+
+def combined_users(settings: Sequence[str], combine: int) -> list[list[str]]:
+    """Per user, the settings held: each setting with the next ones of other attributes."""
+    if combine == 1:
+        return [[s] for s in settings]
+    groups = []
+    for i, first in enumerate(settings):
+        group = [first]
+        for other in [*settings[i + 1 :], *settings[:i]]:
+            attributes = {get_setting(s).attribute for s in group}
+            if len(group) < combine and get_setting(other).attribute not in attributes:
+                group.append(other)
+        groups.append(group)
+    return groups
+
+
+@functools.cache
+def write_count(task_id: str) -> int:
+    """State-changing calls among the task's reference calls (navigation excluded)."""
+    task = task_by_id(task_id)
+    executor = SafeExecutor(task)
+    return sum(executor.run(call).wrote for call in task.reference_calls)
+
+
+def eligible(setting: Setting, task: BfclTask) -> bool:
+    """Whether the task gives the setting room (enough writes; a call to fail)."""
+    if setting.needs.writes and write_count(task.id) < setting.needs.writes:
+        return False
+    return not (setting.needs.failure and not task.reference_calls)
+
+
+@functools.cache
+def ux_dimensions() -> tuple[Dimension, ...]:
+    """The judge rubric: seven UX dimensions and preference alignment."""
+    text = resources.files(__package__).joinpath("ux_rubric.yaml").read_text("utf-8")
+    return tuple(Dimension.model_validate(row) for row in yaml.safe_load(text))
+
+
+def judge_instructions() -> str:
+    """The UX judge's instructions."""
+    return resources.files(__package__).joinpath("judge_prompt.md").read_text("utf-8")

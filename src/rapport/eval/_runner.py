@@ -1,0 +1,319 @@
+"""The experiment runner: conditions x users, each user's sessions in order, one commit each.
+
+`prepare_experiment` builds and checks everything a run needs (benchmark, conditions,
+models, memories, users and their sessions) before anything is written, so bad input
+fails with one clear error and no run dir. `Experiment.run` then works through the
+sessions that are not yet stored, which makes re-running the same command a resume.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from rapport.agents import Agent
+from rapport.envs import (
+    Benchmark,
+    Condition,
+    SessionSpec,
+    UserSpec,
+    conditions_for,
+    create_benchmark,
+)
+from rapport.llm import ModelError, ModelRoles, record_calls
+from rapport.log import (
+    ErrorEvent,
+    ExperimentConfig,
+    MemoryVersion,
+    SessionRecord,
+    UserRecord,
+)
+from rapport.memory import MEMORIES, Memory, UserRef, create_memory
+from rapport.store import ConfigMismatchError, RunStore, SqliteCache
+
+from ._progress import Progress
+
+
+class ExperimentError(ValueError):
+    """The experiment cannot start (bad name, option, model or data); nothing was written."""
+
+
+class RunResult(BaseModel):
+    """What one invocation of the runner did."""
+
+    run_dir: Path
+    run_id: str
+    sessions_run: int = 0
+    """Sessions run and committed by this invocation."""
+    sessions_skipped: int = 0
+    """Sessions already in the store (resume)."""
+    errors: int = 0
+    """Sessions this invocation recorded with status ``error``."""
+    model_calls: int = 0
+    """Calls this invocation sent to a model (cache hits excluded)."""
+    cached_calls: int = 0
+
+
+@dataclass
+class _Job:
+    condition: Condition
+    memory: Memory
+    user: UserSpec
+    specs: list[SessionSpec]
+
+
+@dataclass
+class _Tally:
+    sessions_run: int = 0
+    errors: int = 0
+    model_calls: int = 0
+    cached_calls: int = 0
+    bar: Progress | None = field(default=None, repr=False)
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one short line (pydantic errors condensed)."""
+    if isinstance(exc, ValidationError):
+        parts = [
+            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
+        ]
+        return f"{exc.title}: " + "; ".join(parts[:4])
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text[:400]
+
+
+class Experiment:
+    """A checked experiment, ready to run. Build it with `prepare_experiment`."""
+
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        benchmark: Benchmark,
+        conditions: list[Condition],
+        models: ModelRoles,
+        memories: dict[str, Memory],
+        users: list[UserSpec],
+        sessions: dict[str, list[SessionSpec]],
+    ) -> None:
+        self.config = config
+        self.benchmark = benchmark
+        self.conditions = conditions
+        self.models = models
+        self.memories = memories
+        self.users = users
+        self.sessions = sessions
+
+    @property
+    def total_sessions(self) -> int:
+        """Sessions in the whole run (all conditions)."""
+        return len(self.conditions) * sum(len(s) for s in self.sessions.values())
+
+    def user_ref(self, user: UserSpec) -> UserRef:
+        """The reference memories see; the truth comes from the benchmark's ``truth`` hook."""
+        truth = getattr(self.benchmark, "truth", None)
+        return user.ref(truth=str(truth(user)) if callable(truth) else "")
+
+    async def run(self, *, progress: bool = True) -> RunResult:
+        """Run every session not yet stored; commit each one as it finishes.
+
+        Raises:
+            ExperimentError: the run dir holds a run with a different config.
+        """
+        store = RunStore(self.config.run_dir)
+        try:
+            try:
+                header = store.create_or_open(self.config)
+            except ConfigMismatchError as exc:
+                raise ExperimentError(str(exc)) from exc
+            store.put_users(
+                [UserRecord(user_id=u.id, spec=u.model_dump(mode="json")) for u in self.users]
+            )
+            jobs = [
+                _Job(cond, self.memories[cond.name], user, self.sessions[user.id])
+                for cond in self.conditions
+                for user in self.users
+            ]
+            skipped = sum(len(store.done(j.condition.name, j.user.id)) for j in jobs)
+            tally = _Tally()
+            with Progress(self.total_sessions, skipped, enabled=progress) as bar:
+                tally.bar = bar
+                await self._run_jobs(jobs, store, tally)
+        finally:
+            store.close()
+        return RunResult(
+            run_dir=self.config.run_dir,
+            run_id=header.id,
+            sessions_run=tally.sessions_run,
+            sessions_skipped=skipped,
+            errors=tally.errors,
+            model_calls=tally.model_calls,
+            cached_calls=tally.cached_calls,
+        )
+
+    async def _run_jobs(self, jobs: list[_Job], store: RunStore, tally: _Tally) -> None:
+        gate = asyncio.Semaphore(self.config.concurrency)
+
+        async def guarded(job: _Job) -> None:
+            async with gate:
+                await self._run_user(job, store, tally)
+
+        tasks = [asyncio.ensure_future(guarded(job)) for job in jobs]
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            # On an interrupt or a crash, stop the others; what they committed stays.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _run_user(self, job: _Job, store: RunStore, tally: _Tally) -> None:
+        name, ref = job.condition.name, self.user_ref(job.user)
+        done = store.done(name, job.user.id)
+        latest = store.latest_memory(name, job.user.id)
+        version = 0
+        if latest is not None:
+            job.memory.restore(ref, latest.state)
+            version = latest.version
+        for spec in job.specs:
+            if spec.index in done:
+                continue
+            record = await self._session(job, ref, spec, version)
+            version = spec.index + 1
+            snapshot = MemoryVersion(
+                condition=name,
+                user_id=job.user.id,
+                version=version,
+                state=job.memory.snapshot(ref),
+            )
+            store.commit_session(record, snapshot)
+            self._count(record, tally)
+
+    async def _session(
+        self, job: _Job, ref: UserRef, spec: SessionSpec, version: int
+    ) -> SessionRecord:
+        agent = Agent(self.models.get("agent"))
+        with record_calls() as calls:
+            record, played = await self._play(job, spec, agent)
+            if spec.learn and played:
+                await _guard(job.memory.learn(ref, record), record, "memory.learn")
+        record.usage = list(calls)
+        record.memory_version = version
+        if not record.finished_at:
+            record.finished_at = time.time()
+        return record
+
+    async def _play(self, job: _Job, spec: SessionSpec, agent: Agent) -> tuple[SessionRecord, bool]:
+        """The scored session, and whether it ran at all (a model error can stop it)."""
+        try:
+            record = await self.benchmark.run_session(
+                spec, job.user, agent, job.memory, self.models, condition=job.condition
+            )
+        except ModelError as exc:
+            return _failed(job, spec, "run_session", exc), False
+        record.condition, record.user_id, record.index = job.condition.name, job.user.id, spec.index
+        record.spec_id, record.split = spec.id, spec.split
+        try:
+            record.scores = dict(self.benchmark.score(record))
+        except ModelError as exc:
+            record.status = "error"
+            record.events.append(ErrorEvent(where="score", message=one_line(exc)))
+        return record, True
+
+    @staticmethod
+    def _count(record: SessionRecord, tally: _Tally) -> None:
+        tally.sessions_run += 1
+        tally.errors += record.status == "error"
+        tally.model_calls += sum(not c.cached for c in record.usage)
+        tally.cached_calls += sum(c.cached for c in record.usage)
+        if tally.bar is not None:
+            tally.bar.advance(errors=tally.errors)
+
+
+async def _guard(step: Coroutine[Any, Any, None], record: SessionRecord, where: str) -> None:
+    """Run a step; an exception becomes an error event on the record (its status stays)."""
+    try:
+        await step
+    except Exception as exc:
+        record.events.append(ErrorEvent(where=where, message=one_line(exc)))
+
+
+def _failed(job: _Job, spec: SessionSpec, where: str, exc: BaseException) -> SessionRecord:
+    return SessionRecord(
+        condition=job.condition.name,
+        user_id=job.user.id,
+        index=spec.index,
+        spec_id=spec.id,
+        split=spec.split,
+        status="error",
+        events=[ErrorEvent(where=where, message=f"{type(exc).__name__}: {one_line(exc)}")],
+    )
+
+
+def prepare_experiment(config: ExperimentConfig, *, models: ModelRoles | None = None) -> Experiment:
+    """Build and check everything a run needs; writes nothing.
+
+    Args:
+        config: the experiment.
+        models: model roles to use instead of those the config names (tests, notebooks).
+
+    Raises:
+        ExperimentError: unknown benchmark or memory, bad options, a model that cannot be
+            built, or benchmark data that cannot be read.
+    """
+    try:
+        return _prepare(config, models)
+    except ExperimentError:
+        raise
+    except (ValueError, ModelError, ImportError, OSError) as exc:
+        raise ExperimentError(one_line(exc)) from exc
+
+
+def _prepare(config: ExperimentConfig, models: ModelRoles | None) -> Experiment:
+    benchmark = create_benchmark(config)
+    conditions = conditions_for(benchmark, config)
+    names = [c.name for c in conditions]
+    if len(set(names)) != len(names):
+        raise ExperimentError(f"duplicate condition names: {', '.join(names)}")
+    for condition in conditions:
+        if condition.memory not in MEMORIES:
+            # Checked before the models are built: building one may load weights.
+            raise ExperimentError(
+                f"unknown memory '{condition.memory}' (known: {', '.join(sorted(MEMORIES))})"
+            )
+    if models is None:
+        cache = SqliteCache() if config.cache else None
+        models = ModelRoles(config.models, seed=config.seed, cache=cache)
+    models.validate()
+    memories = {c.name: _memory(c, models, config) for c in conditions}
+    users = benchmark.users(config.users, config.seed)
+    sessions = {u.id: benchmark.sessions(u, config.sessions, config.seed) for u in users}
+    return Experiment(config, benchmark, conditions, models, memories, users, sessions)
+
+
+def _memory(condition: Condition, models: ModelRoles, config: ExperimentConfig) -> Memory:
+    options = config.memory_options.get(condition.memory, {})
+    try:
+        return create_memory(condition.memory, models, **options)
+    except TypeError as exc:
+        raise ExperimentError(f"bad options for memory '{condition.memory}': {exc}") from exc
+
+
+async def run_experiment(
+    config: ExperimentConfig, *, models: ModelRoles | None = None, progress: bool = True
+) -> RunResult:
+    """Run (or resume) an experiment; see `prepare_experiment` for what is checked first."""
+    experiment = prepare_experiment(config, models=models)
+    return await experiment.run(progress=progress)
+
+
+def run(
+    config: ExperimentConfig, *, models: ModelRoles | None = None, progress: bool = True
+) -> RunResult:
+    """Synchronous `run_experiment` (for scripts and notebooks without an event loop)."""
+    return asyncio.run(run_experiment(config, models=models, progress=progress))

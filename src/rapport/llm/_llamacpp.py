@@ -1,0 +1,255 @@
+"""The ``llamacpp`` provider: GGUF models run in-process by llama-cpp-python.
+
+One `llama_cpp.Llama` per model file per process, shared by every role and instance. All
+llama.cpp work runs on one dedicated worker thread, so calls are serialized (two decodes on
+two cores run far slower than one after the other) and the event loop stays free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ._chat import chat_messages, parse_tool_calls, tools_payload
+from ._model import Completion, Request
+from ._prefix_cache import PrefixStateCache
+from ._types import GenerateConfig, ModelError, Usage
+from ._weights import resolve_gguf
+
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = "pip install 'rapport[llamacpp]'  (llama-cpp-python, compiled by pip)"
+
+# One worker for all llama.cpp work in the process: loads and decodes never overlap.
+_WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rapport-llamacpp")
+_ENGINES: dict[Path, LlamaEngine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise ModelError(f"the llamacpp provider needs llama-cpp-python: {INSTALL_HINT}") from exc
+    return llama_cpp
+
+
+class LlamaEngine:
+    """A loaded GGUF model with its chat formatter, grammar cache and saved contexts.
+
+    Args:
+        path: the GGUF file.
+        n_ctx: context size in tokens.
+        n_threads: CPU threads for decoding and prompt evaluation.
+        prefix_cache_mb: memory for saved contexts (see `PrefixStateCache`); 0 disables.
+    """
+
+    def __init__(self, path: Path, *, n_ctx: int, n_threads: int, prefix_cache_mb: int) -> None:
+        llama_cpp = _import_llama_cpp()
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        try:
+            self.llm = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise ModelError(
+                f"llama.cpp cannot load {path}: {exc}; if it is an embedded model, "
+                "run `rapport models verify`"
+            ) from exc
+        self.path = path
+        self.lock = threading.Lock()
+        self.prefix_cache = PrefixStateCache(prefix_cache_mb << 20)
+        self._grammars: dict[str, Any] = {}
+        template = self.llm.metadata.get("tokenizer.chat_template") or _CHATML
+        eos = self.llm.detokenize([self.llm.token_eos()], special=True).decode(errors="ignore")
+        self.eos_token = eos
+        self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token="")
+
+    @property
+    def n_ctx(self) -> int:
+        """The context size in tokens."""
+        return int(self.llm.n_ctx())
+
+    def render(self, request: Request) -> str:
+        """The prompt text: the conversation (and tools) through the model's chat template."""
+        tools = tools_payload(request.tools) if request.tools else None
+        messages = chat_messages(request.messages, arguments_as_json=False)
+        return str(self._formatter(messages=messages, tools=tools).prompt)  # type: ignore[arg-type]
+
+    def tokenize(self, prompt: str) -> list[int]:
+        """Token ids of a rendered prompt (special tokens parsed)."""
+        return list(self.llm.tokenize(prompt.encode(), add_bos=False, special=True))
+
+    def grammar(self, schema: dict[str, Any]) -> Any:
+        """The GBNF grammar for a JSON schema (cached by the schema's hash); None if unsupported."""
+        key = hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()
+        if key not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            try:
+                self._grammars[key] = LlamaGrammar.from_json_schema(
+                    json.dumps(schema), verbose=False
+                )
+            except Exception as exc:  # the converter raises bare exceptions on odd schemas
+                log.warning("no grammar for this schema (%s); decoding unconstrained", exc)
+                self._grammars[key] = None
+        return self._grammars[key]
+
+    def complete(self, request: Request) -> Completion:
+        """Run one request to completion (blocking; call it on the worker thread)."""
+        tokens = self.tokenize(self.render(request))
+        room = self.n_ctx - len(tokens)
+        if room <= 0:
+            raise ModelError(
+                f"the prompt has {len(tokens)} tokens, more than the context of {self.n_ctx} "
+                f"of {self.path.name}; shorten it or raise n_ctx"
+            )
+        config = request.config
+        grammar = self.grammar(request.json_schema) if request.json_schema is not None else None
+        with self.lock:
+            self.prefix_cache.prepare(self.llm, tokens)
+            try:
+                out = self._decode(tokens, config, grammar, max_tokens=min(config.max_tokens, room))
+            except (ValueError, RuntimeError) as exc:
+                self.llm.reset()
+                raise ModelError(f"llama.cpp failed on {self.path.name}: {exc}") from exc
+            self.prefix_cache.save(self.llm)
+        text = self._text(out, config.stop)
+        usage = Usage(prompt_tokens=len(tokens), completion_tokens=len(out))
+        if request.tools:
+            text, calls = parse_tool_calls(text, [t.name for t in request.tools])
+            return Completion(text=text, tool_calls=calls, usage=usage)
+        return Completion(text=text.strip(), usage=usage)
+
+    def _decode(
+        self, prompt: list[int], config: GenerateConfig, grammar: Any, *, max_tokens: int
+    ) -> list[int]:
+        """Sample completion tokens until end of turn, a stop string or `max_tokens`."""
+        import llama_cpp
+
+        llm = self.llm
+        vocab = llm._model.vocab  # the end-of-generation test needs the vocab handle
+        if config.seed is not None:
+            llm.set_seed(config.seed)
+        out: list[int] = []
+        for token in llm.generate(
+            prompt,
+            temp=config.temperature,
+            top_p=config.top_p,
+            top_k=0,
+            min_p=0.0,
+            grammar=grammar,
+        ):
+            if llama_cpp.llama_vocab_is_eog(vocab, token):
+                break
+            out.append(token)
+            if len(out) >= max_tokens or self._hit_stop(out, config.stop):
+                break
+        return out
+
+    def _hit_stop(self, out: list[int], stop: tuple[str, ...]) -> bool:
+        return bool(stop) and any(s in self._text(out, ()) for s in stop)
+
+    def _text(self, out: list[int], stop: tuple[str, ...]) -> str:
+        """Completion text with special tokens kept (``<tool_call>`` is one), cut at a stop."""
+        raw = self.llm.detokenize(out, special=True)
+        text = raw.decode("utf-8", errors="ignore")
+        for s in stop:
+            text = text.split(s, 1)[0]
+        return text
+
+
+def load_engine(
+    path: Path, *, n_ctx: int = 8192, n_threads: int = 2, prefix_cache_mb: int = 768
+) -> LlamaEngine:
+    """The process-wide engine of a GGUF file, loaded on first use.
+
+    The first load fixes the engine's settings; later calls with other settings share it.
+    """
+    key = path.resolve()
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            engine = LlamaEngine(
+                key, n_ctx=n_ctx, n_threads=n_threads, prefix_cache_mb=prefix_cache_mb
+            )
+            _ENGINES[key] = engine
+        elif engine.n_ctx != n_ctx:
+            log.info("%s is already loaded with n_ctx=%d; sharing it", key.name, engine.n_ctx)
+        return engine
+
+
+class LlamaCppAPI:
+    """A GGUF model through llama-cpp-python, in this process.
+
+    Args:
+        path: the GGUF file.
+        name: the spec string this provider reports (``llamacpp/qwen2.5-coder-1.5b``).
+        n_ctx: context size in tokens.
+        n_threads: CPU threads.
+        prefix_cache_mb: memory for saved contexts of interleaved conversations; 0 disables.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        name: str,
+        n_ctx: int = 8192,
+        n_threads: int = 2,
+        prefix_cache_mb: int = 768,
+    ) -> None:
+        self.path = path
+        self.name = name
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.prefix_cache_mb = prefix_cache_mb
+
+    @classmethod
+    def from_spec(cls, rest: str, **options: Any) -> LlamaCppAPI:
+        """``llamacpp/qwen2.5-coder-1.5b`` (embedded, joined on first use), ``llamacpp/PATH.gguf``.
+
+        Options: ``n_ctx`` (8192), ``n_threads`` (2), ``prefix_cache_mb`` (768).
+
+        Raises:
+            ModelError: unknown model, weights not installed or damaged, missing file.
+        """
+        unknown = set(options) - {"n_ctx", "n_threads", "prefix_cache_mb"}
+        if unknown:
+            raise ModelError(f"unknown llamacpp options: {', '.join(sorted(unknown))}")
+        return cls(resolve_gguf(rest), name=f"llamacpp/{rest}", **options)
+
+    def engine(self) -> LlamaEngine:
+        """The shared engine of this model file (loads it; blocking)."""
+        return load_engine(
+            self.path,
+            n_ctx=self.n_ctx,
+            n_threads=self.n_threads,
+            prefix_cache_mb=self.prefix_cache_mb,
+        )
+
+    async def complete(self, request: Request) -> Completion:
+        """Complete one request on the llama.cpp worker thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(_WORKER, self._complete_blocking, request)
+
+    def _complete_blocking(self, request: Request) -> Completion:
+        return self.engine().complete(request)
+
+
+_CHATML = (
+    "{% for message in messages %}<|im_start|>{{ message.role }}\n"
+    "{{ message.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)

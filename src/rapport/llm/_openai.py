@@ -1,0 +1,167 @@
+"""The ``openai`` provider: any OpenAI-compatible chat server through the `openai` SDK.
+
+Works for OpenAI, vLLM, SGLang, Ollama and llama.cpp's servers. The key comes from the
+options or ``OPENAI_API_KEY`` and is handed only to the SDK: never logged, never stored.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Literal
+
+from ._chat import chat_messages, parse_arguments, tool_call_id, tools_payload
+from ._model import Completion, Request
+from ._types import ModelError, ToolCall, Usage
+
+log = logging.getLogger(__name__)
+
+SchemaMode = Literal["json_schema", "json_object"]
+_OPTIONS = {"base_url", "api_key", "schema_mode", "timeout", "max_retries", "http_client"}
+
+
+class OpenAIAPI:
+    """A chat model behind an OpenAI-compatible endpoint.
+
+    Args:
+        model: the server's model name.
+        base_url: the endpoint (default ``OPENAI_BASE_URL``, else OpenAI's).
+        api_key: the key (default ``OPENAI_API_KEY``; local servers need none).
+        schema_mode: how structured output is asked for: ``json_schema`` (OpenAI, vLLM,
+            SGLang) or ``json_object`` with the schema inline (llama.cpp's servers). A server
+            that rejects ``json_schema`` is retried with ``json_object``, once per provider.
+        timeout: seconds per request.
+        max_retries: SDK retries on connection errors and rate limits.
+        http_client: an `httpx.AsyncClient` to send requests with (proxies, tests).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        schema_mode: SchemaMode = "json_schema",
+        timeout: float = 600.0,
+        max_retries: int = 2,
+        http_client: Any = None,
+    ) -> None:
+        try:
+            import openai
+        except ImportError as exc:
+            raise ModelError(
+                "the openai provider needs the openai SDK: pip install openai"
+            ) from exc
+        if schema_mode not in ("json_schema", "json_object"):
+            raise ModelError(f"schema_mode must be json_schema or json_object, not {schema_mode!r}")
+        self.name = f"openai/{model}"
+        self.model = model
+        self.schema_mode: SchemaMode = schema_mode
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused",
+            timeout=timeout,
+            max_retries=max_retries,
+            http_client=http_client,
+        )
+
+    @classmethod
+    def from_spec(cls, rest: str, **options: Any) -> OpenAIAPI:
+        """``openai/MODEL``; options as in the constructor.
+
+        Raises:
+            ModelError: unknown options or the SDK is missing.
+        """
+        unknown = set(options) - _OPTIONS
+        if unknown:
+            raise ModelError(f"unknown openai options: {', '.join(sorted(unknown))}")
+        return cls(rest, **options)
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint requests go to."""
+        return str(self._client.base_url)
+
+    async def complete(self, request: Request) -> Completion:
+        """Send one chat completion request.
+
+        Raises:
+            ModelError: any SDK or server failure, or an empty reply.
+        """
+        import openai
+
+        try:
+            try:
+                response = await self._create(request)
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if request.json_schema is None or self.schema_mode != "json_schema":
+                    raise
+                log.info("%s rejected json_schema output (%s); using json_object", self.name, exc)
+                self.schema_mode = "json_object"
+                response = await self._create(request)
+        except openai.OpenAIError as exc:
+            raise ModelError(f"{self.name} at {self.base_url}: {_describe(exc)}") from exc
+        return _completion(response, self.name)
+
+    async def _create(self, request: Request) -> Any:
+        config = request.config
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": chat_messages(request.messages, arguments_as_json=True),
+            "temperature": config.temperature,
+            "top_p": config.top_p,
+            "max_tokens": config.max_tokens,
+        }
+        if config.seed is not None:
+            kwargs["seed"] = config.seed
+        if config.stop:
+            kwargs["stop"] = list(config.stop)
+        if request.tools:
+            kwargs["tools"] = tools_payload(request.tools)
+        if request.json_schema is not None:
+            kwargs["response_format"] = self._response_format(request.json_schema)
+        return await self._client.chat.completions.create(**kwargs)
+
+    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if self.schema_mode == "json_object":
+            return {"type": "json_object", "schema": schema}
+        name = "".join(c for c in str(schema.get("title", "output")) if c.isalnum() or c in "_-")
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": name or "output", "schema": schema, "strict": False},
+        }
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    message = getattr(exc, "message", None) or str(exc)
+    head = type(exc).__name__ + (f" {status}" if status else "")
+    return f"{head}: {message}"[:500]
+
+
+def _completion(response: Any, name: str) -> Completion:
+    if not getattr(response, "choices", None):
+        raise ModelError(f"{name} returned no choices")
+    message = response.choices[0].message
+    text = message.content or ""
+    calls: list[ToolCall] = []
+    for call in message.tool_calls or []:
+        function = getattr(call, "function", None)
+        if function is None:
+            continue
+        arguments = parse_arguments(function.arguments)
+        if arguments is None:
+            # Not a JSON object: keep what the model wrote where the caller can see it.
+            text += f"\n<tool_call>{function.name}: {function.arguments}</tool_call>"
+            continue
+        call_id = call.id or tool_call_id(function.name, arguments, len(calls))
+        calls.append(ToolCall(id=call_id, name=function.name, arguments=arguments))
+    usage = response.usage
+    return Completion(
+        text=text.strip(),
+        tool_calls=calls,
+        usage=Usage(
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        ),
+    )

@@ -1,0 +1,139 @@
+"""Serve a GGUF model over an OpenAI-compatible HTTP API (llama-cpp-python's server).
+
+Used by ``rapport serve-model`` and by tests and adapters of libraries that only speak the
+OpenAI protocol. The server binds 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from ._registry import DEFAULT_SPEC
+from ._types import ModelError
+from ._weights import resolve_gguf
+
+HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    """A running model server."""
+
+    base_url: str
+    """The OpenAI base URL, e.g. ``http://127.0.0.1:8080/v1``."""
+    model: str
+    """The model name the server answers to."""
+    port: int
+
+    @property
+    def spec(self) -> str:
+        """The spec string that reaches this server (with ``base_url`` as an option)."""
+        return f"openai/{self.model}"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return int(sock.getsockname()[1])
+
+
+def server_command(path: Path, *, model: str, port: int, n_ctx: int, n_threads: int) -> list[str]:
+    """The command line that starts llama-cpp-python's server on 127.0.0.1."""
+    return [
+        *(sys.executable, "-m", "llama_cpp.server"),
+        *("--model", str(path), "--model_alias", model),
+        *("--host", HOST, "--port", str(port)),
+        *("--n_ctx", str(n_ctx), "--n_threads", str(n_threads)),
+        *("--n_threads_batch", str(n_threads)),
+        # The server defaults to logits for every position: n_ctx x vocab floats (GBs).
+        *("--logits_all", "false", "--verbose", "false"),
+    ]
+
+
+@contextlib.contextmanager
+def serve_model(
+    spec: str = DEFAULT_SPEC,
+    port: int = 0,
+    *,
+    n_ctx: int = 8192,
+    n_threads: int = 2,
+    startup_timeout_s: float = 180.0,
+) -> Iterator[ServedModel]:
+    """Run a ``llamacpp/...`` model as an OpenAI-compatible server for the block's duration.
+
+    Args:
+        spec: the model (``llamacpp/qwen2.5-coder-1.5b``, ``llamacpp/PATH.gguf``).
+        port: the port; 0 picks a free one.
+        n_ctx: context size in tokens.
+        n_threads: CPU threads.
+        startup_timeout_s: how long to wait for ``/v1/models`` to answer.
+
+    Raises:
+        ModelError: not a llamacpp spec, weights missing, or the server did not come up.
+    """
+    provider, _, rest = spec.partition("/")
+    if provider != "llamacpp" or not rest:
+        raise ModelError(f"serve_model takes a llamacpp/... spec, not '{spec}'")
+    path = resolve_gguf(rest)
+    model = Path(rest).stem if rest.endswith(".gguf") else rest
+    port = port or free_port()
+    command = server_command(path, model=model, port=port, n_ctx=n_ctx, n_threads=n_threads)
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            base_url = f"http://{HOST}:{port}/v1"
+            _wait_until_ready(process, base_url, startup_timeout_s, log)
+            yield ServedModel(base_url=base_url, model=model, port=port)
+        finally:
+            _stop(process)
+
+
+def _wait_until_ready(
+    process: subprocess.Popen[bytes], base_url: str, timeout_s: float, log: IO[bytes]
+) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ModelError(
+                f"the model server exited with code {process.returncode}: {_tail(log)}"
+            )
+        try:
+            with urllib.request.urlopen(f"{base_url}/models", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.25)
+    raise ModelError(f"the model server did not answer {base_url}/models within {timeout_s:.0f}s")
+
+
+def _tail(log: IO[bytes], limit: int = 600) -> str:
+    try:
+        log.seek(0)
+        text = log.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return " ".join(text.split())[-limit:]
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=15)

@@ -1,0 +1,68 @@
+"""`full_history`: every past session, verbatim, in the prompt (the token-cost reference)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rapport.llm import ModelRoles
+from rapport.log import MemoryItem, Provenance, SessionRecord
+
+from ._protocol import BaseMemory, SessionInfo, UserRef
+
+
+def format_call(name: str, arguments: dict[str, Any]) -> str:
+    """A call as ``Name(arg="v", n=2)`` (JSON literals for the values)."""
+    args = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in arguments.items())
+    return f"{name}({args})"
+
+
+def render_session(record: SessionRecord) -> str:
+    """One session as plain text: a heading, the turns and the executed calls."""
+    domain = record.outcome.get("domain", "")
+    lines = [f"## Session {record.index + 1}" + (f" ({domain})" if domain else "")]
+    for turn in record.turns:
+        if turn.tool_calls:
+            lines += [f"call: {format_call(c.name, c.arguments)}" for c in turn.tool_calls]
+        elif turn.speaker == "tool":
+            lines.append(f"result: {turn.text}")
+        elif turn.text:
+            lines.append(f"{turn.speaker}: {turn.text}")
+    return "\n".join(lines)
+
+
+def render_sessions(records: list[SessionRecord]) -> str:
+    """Sessions as plain text, in order, separated by blank lines."""
+    return "\n\n".join(render_session(r) for r in records)
+
+
+class FullHistoryMemory(BaseMemory):
+    """Keeps every learned session's transcript and puts all of them in the prompt.
+
+    Args:
+        models: unused (no model calls).
+        max_chars: keep only the most recent text beyond this many characters (0: no limit),
+            for models whose context window cannot hold a long history.
+    """
+
+    name = "full_history"
+
+    def __init__(self, models: ModelRoles, *, max_chars: int = 0, **options: Any) -> None:
+        super().__init__(models, **options)
+        self.max_chars = max_chars
+
+    async def context(self, user: UserRef, session: SessionInfo) -> str:
+        text = "\n\n".join(item.text for item in self.state(user).items)
+        if self.max_chars and len(text) > self.max_chars:
+            text = text[-self.max_chars :]
+        return text
+
+    async def learn(self, user: UserRef, record: SessionRecord) -> None:
+        state = self.state(user)
+        state.items.append(
+            MemoryItem(
+                id=f"s{record.index}",
+                text=render_session(record),
+                provenance=[Provenance(session=record.index, source=record.spec_id)],
+            )
+        )

@@ -1,0 +1,287 @@
+"""The `reflection` memory: after each session the memory model rewrites the user's notes.
+
+The reflection format is shared with the GRPO training of the reflection model: a reflection
+is ``<reasoning>...</reasoning>`` followed by ``<notes>`` holding one ``- note`` per line
+``</notes>``. A note may end with the turns it rests on: ``[turns 3, 5]``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, create_model
+
+from rapport.llm import GenerateConfig, Message, ModelRoles, OutputValidationError
+from rapport.log import MemoryItem, Provenance, SessionRecord
+
+from ._protocol import BaseMemory, SessionInfo, UserRef
+
+DEFAULT_MAX_NOTES = 20
+_REASONING = re.compile(r"<reasoning>(.*?)</reasoning>", re.DOTALL | re.IGNORECASE)
+_NOTES = re.compile(r"<notes>(.*?)</notes>", re.DOTALL | re.IGNORECASE)
+_NOTE_LINE = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+(.*\S)\s*$")
+_TURNS_TAG = re.compile(r"\s*\[\s*turns?\s+([\d,\s and]+)\]\s*$", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+class ParsedReflection(BaseModel):
+    """A reflection output, parsed."""
+
+    reasoning: str
+    notes: list[str]
+    """The notes, without list markers and without their turn tags."""
+    note_turns: list[list[int]] = Field(default_factory=list)
+    """For each note, the turns it cites (empty when it cites none)."""
+
+
+@functools.cache
+def prompt_template(name: str) -> str:
+    """A prompt file from ``rapport/memory/prompts`` (package data)."""
+    return (resources.files("rapport.memory") / "prompts" / name).read_text(encoding="utf-8")
+
+
+def render(name: str, **values: object) -> str:
+    """Fill a prompt's ``{placeholders}`` in one pass (braces in the values stay as they are)."""
+    return _PLACEHOLDER.sub(
+        lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0),
+        prompt_template(name),
+    )
+
+
+def _clip(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit].rstrip() + " [...]"
+
+
+def format_transcript(record: SessionRecord, max_turn_chars: int = 1500) -> str:
+    """A session as numbered lines for the reflection prompt.
+
+    User turns where the user enforced a preference are marked ``PUSHBACK``; an agent reply an
+    enforcement event points at is marked as objected to. System turns are left out.
+    """
+    enforced = {e.turn for e in record.events_of("enforcement") if e.turn is not None}
+    lines = []
+    for turn in record.turns:
+        if turn.speaker == "system":
+            continue
+        text = _clip(turn.text, max_turn_chars if turn.speaker != "tool" else 300)
+        if turn.speaker == "user":
+            label = "USER (PUSHBACK)" if turn.index in enforced else "USER"
+        elif turn.speaker == "agent":
+            label = "ASSISTANT (objected to)" if turn.index in enforced else "ASSISTANT"
+            calls = ", ".join(f"{c.name}({c.arguments})" for c in turn.tool_calls)
+            text = f"{text} [calls: {calls}]".strip() if calls else text
+        else:
+            label = "TOOL"
+        lines.append(f"[turn {turn.index}] {label}: {text}")
+    return "\n".join(lines) if lines else "(empty conversation)"
+
+
+def reflection_messages(
+    transcript: str, prior_notes: list[str], max_notes: int = DEFAULT_MAX_NOTES
+) -> list[Message]:
+    """The chat messages asking the memory model to reflect on a session and rewrite the notes.
+
+    Args:
+        transcript: the session, as `format_transcript` writes it.
+        prior_notes: the user's notes before this session.
+        max_notes: the most notes the model may keep.
+    """
+    notes = "\n".join(f"- {n}" for n in prior_notes) if prior_notes else "(none yet)"
+    return [
+        Message(role="system", content=render("reflection_system.md", max_notes=max_notes)),
+        Message(
+            role="user",
+            content=render("reflection_user.md", prior_notes=notes, transcript=transcript),
+        ),
+    ]
+
+
+def reflection_error(text: str) -> str | None:
+    """Why a reflection output does not follow the layout (None when it does)."""
+    if not _REASONING.search(text):
+        return "missing a <reasoning>...</reasoning> block"
+    blocks = _NOTES.findall(text)
+    if not blocks:
+        return "missing a <notes>...</notes> block"
+    if text.lower().rfind("<notes>") < text.lower().find("</reasoning>"):
+        return "the <notes> block must come after the <reasoning> block"
+    for line in blocks[-1].splitlines():
+        if line.strip() and not _NOTE_LINE.match(line.strip()):
+            return f"inside <notes>, every line must be '- note'; got {line.strip()[:80]!r}"
+    return None
+
+
+def _note_and_turns(body: str) -> tuple[str, list[int]]:
+    tag = _TURNS_TAG.search(body)
+    if tag is None:
+        return body.strip(), []
+    return body[: tag.start()].strip(), [int(t) for t in re.findall(r"\d+", tag.group(1))]
+
+
+def parse_reflection(text: str) -> ParsedReflection | None:
+    """Parse a reflection output; None when it does not follow the layout.
+
+    Duplicate notes (ignoring case and spacing) are kept once, in first position.
+    """
+    if reflection_error(text) is not None:
+        return None
+    reasoning = _REASONING.search(text)
+    assert reasoning is not None
+    notes: list[str] = []
+    turns: list[list[int]] = []
+    seen: set[str] = set()
+    for line in _NOTES.findall(text)[-1].splitlines():
+        match = _NOTE_LINE.match(line.strip())
+        if match is None:
+            continue
+        note, cited = _note_and_turns(match.group(1))
+        key = " ".join(note.lower().split())
+        if note and key not in seen:
+            seen.add(key)
+            notes.append(note)
+            turns.append(cited)
+    return ParsedReflection(reasoning=reasoning.group(1).strip(), notes=notes, note_turns=turns)
+
+
+def _selection_schema(count: int) -> type[BaseModel]:
+    """A schema for picking notes by number, each number within 1..count."""
+    number = Annotated[int, Field(ge=1, le=count)]
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        "NoteSelection",
+        notes=(list[number], Field(max_length=count)),  # type: ignore[valid-type]
+    )
+
+
+def _conversation_text(conversation: list[Message], last: int = 6, limit: int = 600) -> str:
+    shown = [m for m in conversation if m.role in ("user", "assistant")][-last:]
+    names = {"user": "USER", "assistant": "ASSISTANT"}
+    return (
+        "\n".join(f"{names[m.role]}: {_clip(m.content, limit)}" for m in shown) or "(nothing yet)"
+    )
+
+
+class ReflectionMemory(BaseMemory):
+    """Rewrites a list of preference notes after each session; picks relevant ones each turn.
+
+    Args:
+        models: the run's model roles (the ``memory`` role reflects and recalls).
+        max_notes: the most notes kept per user.
+        retries: further attempts after a reflection that does not follow the layout.
+        select: pick relevant notes each turn with a model call (False: `recall` returns "").
+        max_turn_chars: longest turn text shown to the reflection model.
+        max_tokens: completion budget of one reflection.
+    """
+
+    name = "reflection"
+
+    def __init__(
+        self,
+        models: ModelRoles,
+        *,
+        max_notes: int = DEFAULT_MAX_NOTES,
+        retries: int = 2,
+        select: bool = True,
+        max_turn_chars: int = 1500,
+        max_tokens: int = 768,
+        **options: Any,
+    ) -> None:
+        super().__init__(models, **options)
+        self.max_notes = int(max_notes)
+        self.retries = int(retries)
+        self.select = select if isinstance(select, bool) else str(select).lower() == "true"
+        self.max_turn_chars = int(max_turn_chars)
+        self.max_tokens = int(max_tokens)
+
+    def notes(self, user: UserRef) -> list[str]:
+        """The user's current notes, in order."""
+        return [item.text for item in self.state(user).items]
+
+    async def context(self, user: UserRef, session: SessionInfo) -> str:
+        notes = self.notes(user)
+        if not notes:
+            return ""
+        return render("reflection_context.md", notes="\n".join(f"- {n}" for n in notes)).strip()
+
+    async def recall(self, user: UserRef, conversation: list[Message]) -> str:
+        notes = self.notes(user)
+        if not notes or not self.select:
+            return ""
+        numbered = "\n".join(f"{i}. {n}" for i, n in enumerate(notes, start=1))
+        prompt = render(
+            "reflection_recall.md", notes=numbered, conversation=_conversation_text(conversation)
+        )
+        output = await self.models.get("memory").generate(
+            [Message(role="user", content=prompt)],
+            schema=_selection_schema(len(notes)),
+            config=GenerateConfig(max_tokens=128, max_retries=self.retries),
+        )
+        chosen = sorted(set(output.parsed.notes))
+        if not chosen:
+            return ""
+        picked = "\n".join(f"- {notes[i - 1]}" for i in chosen)
+        return render("reflection_recall_result.md", notes=picked).strip()
+
+    async def learn(self, user: UserRef, record: SessionRecord) -> None:
+        """Reflect on the session and rewrite the notes.
+
+        Raises:
+            OutputValidationError: the reflection stayed unparseable after the retries (the
+                previous notes are kept).
+        """
+        state = self.state(user)
+        prior = [item.text for item in state.items]
+        transcript = format_transcript(record, self.max_turn_chars)
+        parsed = await self.reflect(reflection_messages(transcript, prior, self.max_notes))
+        state.items = self._rewrite(state.items, parsed, record.index)
+        state.data["sessions_learned"] = int(state.data.get("sessions_learned", 0)) + 1
+        state.data["last_reasoning"] = parsed.reasoning
+
+    async def reflect(self, messages: list[Message]) -> ParsedReflection:
+        """One reflection, retried with the layout error shown until it parses.
+
+        Raises:
+            OutputValidationError: still invalid after `retries` further attempts.
+        """
+        model = self.models.get("memory")
+        config = GenerateConfig(max_tokens=self.max_tokens, max_retries=0)
+        convo, text, error = list(messages), "", ""
+        for _attempt in range(self.retries + 1):
+            text = (await model.generate(convo, config=config)).text
+            error = reflection_error(text) or ""
+            parsed = parse_reflection(text) if not error else None
+            if parsed is not None:
+                return parsed
+            convo = [
+                *convo,
+                Message(role="assistant", content=text),
+                Message(
+                    role="user",
+                    content=f"That reply does not follow the layout: {error}. Answer again "
+                    "with a <reasoning> block, then a <notes> block with one '- note' per line.",
+                ),
+            ]
+        raise OutputValidationError(
+            f"reflection gave no valid output after {self.retries + 1} attempts: {error}", raw=text
+        )
+
+    def _rewrite(
+        self, old: list[MemoryItem], parsed: ParsedReflection, session: int
+    ) -> list[MemoryItem]:
+        """The new note items: unchanged notes keep their id and provenance."""
+        previous = {" ".join(item.text.lower().split()): item for item in old}
+        items: list[MemoryItem] = []
+        for k, note in enumerate(parsed.notes[: self.max_notes]):
+            kept = previous.get(" ".join(note.lower().split()))
+            if kept is not None:
+                items.append(kept)
+                continue
+            turns = parsed.note_turns[k] if k < len(parsed.note_turns) else []
+            provenance = [
+                Provenance(session=session, turn=t, source="reflection") for t in turns
+            ] or [Provenance(session=session, source="reflection")]
+            items.append(MemoryItem(id=f"s{session}-n{k}", text=note, provenance=provenance))
+        return items

@@ -1,0 +1,177 @@
+"""The generate -> verify -> refine loop of PRefine.
+
+The generator proposes the full hypothesis set from the finished session, the prior memory
+and (after the first round) the verifier's feedback on rejected candidates. The verifier
+judges each candidate on four criteria; code accepts a candidate only when all four pass.
+Rejected candidates go back to the generator with the feedback, for at most ``max_rounds``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from rapport.llm import GenerateConfig, Message, Model
+
+Level = Literal["value", "domain", "cross-domain"]
+CRITERIA = ("support", "abstraction", "actionable", "temporal")
+
+
+class Hypothesis(BaseModel):
+    """An abstract preference hypothesis."""
+
+    text: str = Field(min_length=3, max_length=90)
+    level: Level = "domain"
+    support: int = Field(default=1, ge=0, le=100)
+    """Sessions consistent with it."""
+
+
+class HypothesisSet(BaseModel):
+    """The generator's output: the complete proposed memory."""
+
+    hypotheses: list[Hypothesis] = Field(default_factory=list, max_length=8)
+
+
+class Verdict(BaseModel):
+    """The verifier's judgement of one candidate (by its index)."""
+
+    index: int = Field(ge=0, le=20)
+    support: bool
+    abstraction: bool
+    actionable: bool
+    temporal: bool
+    feedback: str = Field(default="", max_length=200)
+
+    def passed(self) -> bool:
+        """All four criteria hold."""
+        return self.support and self.abstraction and self.actionable and self.temporal
+
+
+class VerdictSet(BaseModel):
+    """The verifier's output."""
+
+    verdicts: list[Verdict] = Field(default_factory=list, max_length=12)
+
+
+class RefineRound(BaseModel):
+    """What happened in one round (kept for inspection)."""
+
+    round: int
+    candidates: list[Hypothesis]
+    accepted: list[int] = Field(default_factory=list)
+    rejected: dict[int, str] = Field(default_factory=dict)
+    """Index -> the feedback returned to the generator."""
+
+
+@lru_cache(maxsize=4)
+def _prompt(name: str) -> str:
+    return (resources.files("rapport.memory.prefine") / "prompts" / f"{name}.md").read_text("utf-8")
+
+
+def render_memory(hypotheses: list[Hypothesis]) -> str:
+    """Hypotheses as prompt lines (``(none yet)`` when empty)."""
+    if not hypotheses:
+        return "(none yet)"
+    return "\n".join(f"- {h.text} [{h.level}; support {h.support}]" for h in hypotheses)
+
+
+def _feedback_block(rejected: list[tuple[Hypothesis, str]]) -> str:
+    if not rejected:
+        return ""
+    lines = [f'- "{h.text}": {reason}' for h, reason in rejected]
+    return (
+        "\nThe verifier rejected these candidates last round; fix or drop them:\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+
+
+async def generate(
+    model: Model,
+    memory: list[Hypothesis],
+    transcript: str,
+    rejected: list[tuple[Hypothesis, str]],
+    limit: int,
+) -> list[Hypothesis]:
+    """One generator call: the proposed complete hypothesis set."""
+    prompt = _prompt("generate").format(
+        memory=render_memory(memory),
+        transcript=transcript,
+        feedback=_feedback_block(rejected),
+        limit=limit,
+    )
+    out = await model.generate(
+        [Message(role="user", content=prompt)],
+        schema=HypothesisSet,
+        config=GenerateConfig(max_tokens=400),
+    )
+    hypotheses: list[Hypothesis] = out.parsed.hypotheses[:limit]
+    return hypotheses
+
+
+async def verify(
+    model: Model, memory: list[Hypothesis], transcript: str, candidates: list[Hypothesis]
+) -> dict[int, Verdict]:
+    """One verifier call: index -> verdict (candidates without a verdict are absent)."""
+    listing = "\n".join(
+        f"{i}. {h.text} [{h.level}; support {h.support}]" for i, h in enumerate(candidates)
+    )
+    prompt = _prompt("verify").format(
+        memory=render_memory(memory), transcript=transcript, candidates=listing
+    )
+    out = await model.generate(
+        [Message(role="user", content=prompt)],
+        schema=VerdictSet,
+        config=GenerateConfig(max_tokens=500),
+    )
+    return {v.index: v for v in out.parsed.verdicts if v.index < len(candidates)}
+
+
+def _reason(verdict: Verdict | None) -> str:
+    if verdict is None:
+        return "the verifier gave no verdict for it"
+    failed = [c for c in CRITERIA if not getattr(verdict, c)]
+    return f"fails {', '.join(failed)}" + (f": {verdict.feedback}" if verdict.feedback else "")
+
+
+async def refine(
+    model: Model,
+    memory: list[Hypothesis],
+    transcript: str,
+    *,
+    max_rounds: int = 3,
+    limit: int = 5,
+) -> tuple[list[Hypothesis], list[RefineRound]]:
+    """Run the loop; returns the accepted hypotheses (the new memory) and the rounds.
+
+    Raises:
+        rapport.llm.ModelError: a generator or verifier output stayed invalid.
+    """
+    accepted: dict[str, Hypothesis] = {}
+    rejected: list[tuple[Hypothesis, str]] = []
+    rounds: list[RefineRound] = []
+    for number in range(1, max_rounds + 1):
+        candidates = await generate(model, memory, transcript, rejected, limit)
+        candidates = [c for c in candidates if _key(c) not in accepted]
+        verdicts = await verify(model, memory, transcript, candidates) if candidates else {}
+        step = RefineRound(round=number, candidates=candidates)
+        rejected = []
+        for i, candidate in enumerate(candidates):
+            verdict = verdicts.get(i)
+            if verdict is not None and verdict.passed():
+                accepted[_key(candidate)] = candidate
+                step.accepted.append(i)
+            else:
+                step.rejected[i] = _reason(verdict)
+                rejected.append((candidate, step.rejected[i]))
+        rounds.append(step)
+        if not rejected:
+            break
+    return list(accepted.values())[:limit], rounds
+
+
+def _key(hypothesis: Hypothesis) -> str:
+    return " ".join(hypothesis.text.lower().split())

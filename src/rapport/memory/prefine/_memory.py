@@ -1,0 +1,93 @@
+"""`PRefineMemory`: the Memory-protocol face of the PRefine loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rapport.llm import ModelError, ModelRoles
+from rapport.log import MemoryItem, Provenance, SessionRecord
+
+from .._history import render_session
+from .._protocol import BaseMemory, SessionInfo, UserRef
+from ._loop import Hypothesis, refine
+
+
+class PRefineMemory(BaseMemory):
+    """One compact, schema-agnostic entry of preference hypotheses per user.
+
+    After each session the ``memory`` model runs generate -> verify -> refine; the accepted
+    set replaces the memory (when nothing is accepted the prior memory is kept). At session
+    start the hypotheses are given as one short line; the agent grounds them into the
+    target API's argument values.
+
+    Args:
+        models: the ``memory`` role generates and verifies.
+        max_rounds: generate/verify rounds per session (at most 3 by design).
+        limit: the most hypotheses kept.
+        max_chars: the most characters of context given at inference.
+    """
+
+    name = "prefine"
+
+    def __init__(
+        self,
+        models: ModelRoles,
+        *,
+        max_rounds: int = 3,
+        limit: int = 5,
+        max_chars: int = 240,
+        **options: Any,
+    ) -> None:
+        super().__init__(models, **options)
+        self.max_rounds = max(1, min(3, int(max_rounds)))
+        self.limit = int(limit)
+        self.max_chars = int(max_chars)
+
+    def hypotheses(self, user: UserRef) -> list[Hypothesis]:
+        """The user's current hypotheses."""
+        return [
+            Hypothesis(
+                text=item.text,
+                level=item.attributes.get("level", "domain"),
+                support=int(item.attributes.get("support", 1)),
+            )
+            for item in self.state(user).items
+        ]
+
+    async def context(self, user: UserRef, session: SessionInfo) -> str:
+        ordered = sorted(self.hypotheses(user), key=lambda h: -h.support)
+        text = ""
+        for h in ordered:
+            line = f"{text}; {h.text}" if text else h.text
+            if len(line) > self.max_chars:
+                break
+            text = line
+        return f"Likely preferences: {text}." if text else ""
+
+    async def learn(self, user: UserRef, record: SessionRecord) -> None:
+        state = self.state(user)
+        try:
+            accepted, rounds = await refine(
+                self.models.get("memory"),
+                self.hypotheses(user),
+                render_session(record),
+                max_rounds=self.max_rounds,
+                limit=self.limit,
+            )
+        except ModelError as exc:
+            state.data["failures"] = int(state.data.get("failures", 0)) + 1
+            state.data["last_error"] = str(exc)[:300]
+            return
+        state.data["last_rounds"] = [r.model_dump() for r in rounds]
+        state.data["rounds_total"] = int(state.data.get("rounds_total", 0)) + len(rounds)
+        if not accepted:
+            return  # keep the prior memory rather than forget everything
+        state.items = [
+            MemoryItem(
+                id=f"h{i}",
+                text=h.text,
+                provenance=[Provenance(session=record.index, source="prefine")],
+                attributes={"level": h.level, "support": h.support},
+            )
+            for i, h in enumerate(accepted)
+        ]

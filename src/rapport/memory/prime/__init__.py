@@ -1,0 +1,62 @@
+"""PRIME: an evolving library of distilled experiences, retrieved at every turn."""
+
+from ._credit import (
+    GAMMA,
+    TOP_K,
+    Credit,
+    Stage,
+    Zone,
+    equalized,
+    key_turns,
+    reward_to_go,
+    stage_of,
+    zone_of,
+)
+from ._distill import Distillation, DistilledText, Exploration, distill, explorations
+from ._evolve import (
+    EvolutionSettings,
+    Operation,
+    draw_operations,
+    evolve_once,
+    meta_temperature,
+    prune_ids,
+)
+from ._experience import ANY_ENV, Conditions, Experience
+from ._library import ExperienceLibrary, LibraryVersion
+from ._memory import PrimeMemory, PrimeOptions, library_from_state, situation_text
+from ._select import select, zone_prompt
+
+__all__ = [
+    "ANY_ENV",
+    "GAMMA",
+    "TOP_K",
+    "Conditions",
+    "Credit",
+    "Distillation",
+    "DistilledText",
+    "EvolutionSettings",
+    "Experience",
+    "ExperienceLibrary",
+    "Exploration",
+    "LibraryVersion",
+    "Operation",
+    "PrimeMemory",
+    "PrimeOptions",
+    "Stage",
+    "Zone",
+    "distill",
+    "draw_operations",
+    "equalized",
+    "evolve_once",
+    "explorations",
+    "key_turns",
+    "library_from_state",
+    "meta_temperature",
+    "prune_ids",
+    "reward_to_go",
+    "select",
+    "situation_text",
+    "stage_of",
+    "zone_of",
+    "zone_prompt",
+]

@@ -1,0 +1,148 @@
+"""Distillation: a finished episode -> key turns (credit) -> experiences (memory model)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+
+from rapport.llm import GenerateConfig, Message, Model
+from rapport.log import Provenance, SessionRecord
+
+from ._credit import Credit, key_turns, stage_of, zone_of
+from ._experience import Conditions, Experience
+from ._prompts import render
+
+ZONE_TEXT = {
+    "golden": ("it worked", "say what to do"),
+    "warning": ("it failed", "say what to avoid and what to do instead"),
+    "preference": ("partly worked", "say how the user or environment tends to respond"),
+}
+
+
+@dataclass(frozen=True)
+class Exploration:
+    """One recorded step of a rollout: state, action, turn reward, observation."""
+
+    turn: int
+    state: str
+    action: str
+    reward: float
+    observation: str
+    record_turn: int
+    """The agent turn's index in the session record (provenance)."""
+
+
+def explorations(record: SessionRecord) -> list[Exploration]:
+    """The rollout's steps, read from the record's turns and reward events."""
+    turns = {t.index: t for t in record.turns}
+    steps = []
+    for step, event in enumerate(record.events_of("reward")):
+        i = event.turn
+        before, after = turns.get(i - 1), turns.get(i + 1)
+        steps.append(
+            Exploration(
+                turn=step,
+                state=before.text if before else "",
+                action=turns[i].text,
+                reward=event.reward,
+                observation=after.text if after else "",
+                record_turn=i,
+            )
+        )
+    return steps
+
+
+class DistilledText(BaseModel):
+    """What the memory model writes for one key turn."""
+
+    situation: str = Field(max_length=300)
+    action: str = Field(max_length=300)
+    outcome: str = Field(max_length=300)
+    lesson: str = Field(max_length=300)
+    preconditions: list[str] = Field(default_factory=list, max_length=3)
+
+
+class Distillation(BaseModel):
+    """The model's experiences for the key turns, in order."""
+
+    experiences: list[DistilledText] = Field(max_length=3)
+
+
+def _clip(text: str, n: int = 300) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def distill_prompt(
+    env: str, steps: list[Exploration], keys: list[int], reward: float, zone: str
+) -> list[Message]:
+    """The distillation prompt for a trajectory and its key turns."""
+    turns = "\n".join(
+        f"[turn {steps[k].turn}] state: {_clip(steps[k].state)}\n  action: "
+        f"{_clip(steps[k].action)}\n  reward: {steps[k].reward:+.2f}\n  observation: "
+        f"{_clip(steps[k].observation)}"
+        for k in keys
+    )
+    meaning, instruction = ZONE_TEXT[zone]
+    text = render(
+        "distill",
+        env=env,
+        reward=f"{reward:.2f}",
+        zone=zone,
+        zone_meaning=meaning,
+        zone_instruction=instruction,
+        opening=_clip(steps[0].state) if steps else "",
+        turns=turns,
+    )
+    return [Message(role="user", content=text)]
+
+
+async def distill(
+    model: Model,
+    record: SessionRecord,
+    *,
+    library_ids: list[str],
+    iteration: int,
+    credit: Credit = "reward_to_go",
+    k: int = 3,
+) -> list[Experience]:
+    """Experiences from one episode (one memory-model call; stage/zone/conditions by code)."""
+    steps = explorations(record)
+    if not steps:
+        return []
+    env = str(record.outcome.get("env", "?"))
+    horizon = int(record.outcome.get("horizon", 16))
+    reward = float(record.outcome.get("trajectory_reward", 0.0))
+    keys = key_turns([s.reward for s in steps], trajectory_reward=reward, method=credit, k=k)
+    zone = zone_of(reward)
+    out = await model.generate(
+        distill_prompt(env, steps, keys, reward, zone),
+        schema=Distillation,
+        config=GenerateConfig(max_tokens=700),
+    )
+    made = []
+    for key, text, exp_id in zip(keys, out.parsed.experiences, library_ids, strict=False):
+        step = steps[key]
+        made.append(
+            Experience(
+                id=exp_id,
+                situation=text.situation,
+                action=text.action,
+                outcome=text.outcome,
+                lesson=text.lesson,
+                stage=stage_of(step.turn, horizon),
+                zone=zone,
+                conditions=Conditions(
+                    envs=[env], turn_range=(step.turn, step.turn), preconditions=text.preconditions
+                ),
+                created_iteration=iteration,
+                provenance=[
+                    Provenance(
+                        session=record.index,
+                        turn=step.record_turn,
+                        source=f"{record.condition}/{record.user_id}/{record.spec_id}",
+                    )
+                ],
+            )
+        )
+    return made

@@ -1,0 +1,90 @@
+"""An experience: one distilled, human-readable lesson with its conditions and track record."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from rapport.log import Provenance
+
+from ._credit import Stage, Zone
+
+ANY_ENV = "*"
+
+
+class Conditions(BaseModel):
+    """When an experience applies."""
+
+    envs: list[str] = Field(default_factory=list)
+    """Environments it was learned in (``*``: any, after generalization)."""
+    turn_range: tuple[int, int] = (0, 0)
+    """Turns (0-based) of the trajectory it was distilled from."""
+    preconditions: list[str] = Field(default_factory=list)
+    """What must hold for it to apply, in words."""
+
+
+class Experience(BaseModel):
+    """One entry of the PRIME library."""
+
+    id: str
+    situation: str
+    action: str
+    outcome: str
+    lesson: str
+    stage: Stage
+    zone: Zone
+    conditions: Conditions = Field(default_factory=Conditions)
+    uses: int = 0
+    """Train episodes it was retrieved in."""
+    successes: int = 0
+    """Of those, episodes that succeeded (trajectory reward >= 0.7)."""
+    poor_uses: int = 0
+    """Of those, episodes with a poor outcome (<= 0.3): candidates for mutation."""
+    created_iteration: int = 0
+    origin: str = "distilled"
+    """``distilled``, ``mutation``, ``generalization`` or ``crossover``."""
+    parents: list[str] = Field(default_factory=list)
+    superseded_by: str | None = None
+    provenance: list[Provenance] = Field(default_factory=list)
+
+    @property
+    def success_rate(self) -> float:
+        """Share of successful uses (0 when never used)."""
+        return self.successes / self.uses if self.uses else 0.0
+
+    @property
+    def active(self) -> bool:
+        """Not replaced by a newer experience."""
+        return self.superseded_by is None
+
+    def applies_to(self, env: str) -> bool:
+        """Whether the experience's environments include ``env``."""
+        return ANY_ENV in self.conditions.envs or env in self.conditions.envs
+
+    def embedding_text(self) -> str:
+        """The text retrieval compares against the current situation."""
+        return f"{self.situation} {self.lesson}"
+
+    def line(self) -> str:
+        """One prompt line."""
+        return f"When {self.situation.rstrip('.')}: {self.action.rstrip('.')}. {self.lesson}"
+
+    def markdown(self) -> str:
+        """A readable Markdown block."""
+        c = self.conditions
+        pre = "; ".join(c.preconditions) or "none"
+        return (
+            f"### {self.id} ({self.zone}, {self.stage})\n"
+            f"- **Situation:** {self.situation}\n- **Action:** {self.action}\n"
+            f"- **Outcome:** {self.outcome}\n- **Lesson:** {self.lesson}\n"
+            f"- **Applies to:** {', '.join(c.envs) or '-'}; turns {c.turn_range[0]}-"
+            f"{c.turn_range[1]}; preconditions: {pre}\n"
+            f"- **Track record:** used {self.uses}x, success {self.success_rate:.0%}; "
+            f"origin {self.origin}"
+            + (f" of {', '.join(self.parents)}" if self.parents else "")
+            + "\n"
+            + (f"- **From:** {self.sources()}\n" if self.provenance else "")
+        )
+
+    def sources(self) -> str:
+        """Where it was distilled from: trajectory (condition/user/episode) and turn."""
+        return "; ".join(f"{p.source} turn {p.turn}" for p in self.provenance[:4])

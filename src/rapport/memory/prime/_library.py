@@ -1,0 +1,167 @@
+"""The experience library: versions, provenance, vector prefilter, Markdown/JSON export."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field, PrivateAttr
+
+from ._credit import Stage
+from ._experience import ANY_ENV, Experience
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+ZONE_ORDER = ("golden", "warning", "preference")
+ZONE_TITLES = {
+    "golden": "Golden rules (do this)",
+    "warning": "Warnings (avoid this)",
+    "preference": "Preferences (how users respond)",
+}
+
+
+class LibraryVersion(BaseModel):
+    """One change set of the library."""
+
+    version: int
+    iteration: int
+    added: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    note: str = ""
+    created_at: float = Field(default_factory=time.time)
+
+
+class ExperienceLibrary(BaseModel):
+    """All experiences (superseded ones kept for provenance) and the version history."""
+
+    experiences: dict[str, Experience] = Field(default_factory=dict)
+    version: int = 0
+    iteration: int = 0
+    """Evolution iterations done so far."""
+    history: list[LibraryVersion] = Field(default_factory=list)
+    model: str = ""
+    """The model that built the library (transfer: it may be loaded under another)."""
+    _next: int = PrivateAttr(default=0)
+    _index: Any = PrivateAttr(default=None)
+
+    def new_id(self) -> str:
+        """A fresh experience id."""
+        self._next = max(self._next, len(self.experiences)) + 1
+        while f"exp-{self._next}" in self.experiences:
+            self._next += 1
+        return f"exp-{self._next}"
+
+    def add(self, experience: Experience) -> None:
+        """Add (or replace) an experience."""
+        self.experiences[experience.id] = experience
+        self._index = None
+
+    def remove(self, ids: list[str]) -> None:
+        """Drop experiences (pruning)."""
+        for i in ids:
+            self.experiences.pop(i, None)
+        self._index = None
+
+    def commit(self, *, added: list[str], removed: list[str], note: str) -> None:
+        """Record a change set as a new version (no-op when nothing changed)."""
+        if added or removed:
+            self.version += 1
+            self.history.append(
+                LibraryVersion(
+                    version=self.version,
+                    iteration=self.iteration,
+                    added=added,
+                    removed=removed,
+                    note=note,
+                )
+            )
+        self._index = None
+
+    def active(self) -> list[Experience]:
+        """The experiences retrieval may offer."""
+        return [e for e in self.experiences.values() if e.active]
+
+    def touched(self) -> None:
+        """Invalidate the retrieval index after in-place edits."""
+        self._index = None
+
+    # retrieval ---------------------------------------------------------------------------
+    def candidates(
+        self,
+        env: str,
+        stage: Stage,
+        query: np.ndarray,
+        encode: Any,
+        *,
+        min_similarity: float = 0.6,
+        limit: int = 20,
+    ) -> list[tuple[Experience, float]]:
+        """Active experiences for ``env`` and ``stage`` with cosine similarity >= the threshold.
+
+        Args:
+            query: the situation's unit vector.
+            encode: ``list[str] -> np.ndarray`` used to (re)build the index.
+        """
+        exps, matrix, rows = self._ensure_index(encode)
+        if not exps:
+            return []
+        idx = np.union1d(rows.get((env, stage), _EMPTY), rows.get((ANY_ENV, stage), _EMPTY))
+        if idx.size == 0:
+            return []
+        sims = matrix[idx] @ query.astype(np.float32)
+        keep = np.flatnonzero(sims >= min_similarity)
+        top = keep[np.argsort(-sims[keep], kind="stable")][:limit]
+        return [(exps[idx[i]], float(sims[i])) for i in top]
+
+    def _ensure_index(
+        self, encode: Any
+    ) -> tuple[list[Experience], np.ndarray, dict[tuple[str, str], np.ndarray]]:
+        if self._index is None:
+            exps = self.active()
+            matrix = (
+                encode([e.embedding_text() for e in exps]) if exps else np.zeros((0, 1), np.float32)
+            )
+            groups: dict[tuple[str, str], list[int]] = {}
+            for i, e in enumerate(exps):
+                for env in e.conditions.envs:
+                    groups.setdefault((env, e.stage), []).append(i)
+            rows = {key: np.asarray(v, dtype=np.int64) for key, v in groups.items()}
+            self._index = (exps, np.asarray(matrix, np.float32), rows)
+        return self._index  # type: ignore[no-any-return]
+
+    # export ------------------------------------------------------------------------------
+    def to_markdown(self, *, include_superseded: bool = False) -> str:
+        """A readable document: experiences grouped by zone, then the version history."""
+        exps = list(self.experiences.values()) if include_superseded else self.active()
+        lines = [f"# Experience library (version {self.version}, {len(exps)} experiences)\n"]
+        if self.model:
+            lines.append(f"Built with `{self.model}`.\n")
+        for zone in ZONE_ORDER:
+            group = [e for e in exps if e.zone == zone]
+            if group:
+                lines.append(f"## {ZONE_TITLES[zone]}\n")
+                lines += [e.markdown() for e in sorted(group, key=lambda e: e.id)]
+        if self.history:
+            lines.append("## History\n")
+            lines += [
+                f"- v{h.version} (iteration {h.iteration}): {h.note}; +{len(h.added)} "
+                f"-{len(h.removed)}"
+                for h in self.history
+            ]
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> str:
+        """The whole library as JSON (loads back with `from_json`)."""
+        return self.model_dump_json(indent=2)
+
+    @classmethod
+    def from_json(cls, text: str) -> ExperienceLibrary:
+        """Load a library saved with `to_json`."""
+        return cls.model_validate_json(text)
+
+    @classmethod
+    def load(cls, path: str | Path) -> ExperienceLibrary:
+        """Load a library JSON file (e.g. to run it with a different model)."""
+        return cls.from_json(Path(path).read_text("utf-8"))

@@ -1,0 +1,88 @@
+"""Inference-time selection: candidates offered to the selection model as tools; zone prompt."""
+
+from __future__ import annotations
+
+import re
+
+from rapport.llm import GenerateConfig, Message, Model, ModelError, ToolSpec
+
+from ._experience import Experience
+from ._library import ZONE_ORDER, ZONE_TITLES
+from ._prompts import render
+
+TOOL_PREFIX = "use_experience_"
+
+
+def experience_tools(candidates: list[Experience]) -> list[ToolSpec]:
+    """One argument-free tool per candidate; its description is the experience."""
+    return [
+        ToolSpec(name=f"{TOOL_PREFIX}{i}", description=f"[{e.zone}] {e.line()}"[:400])
+        for i, e in enumerate(candidates)
+    ]
+
+
+def picked(candidates: list[Experience], names: list[str], k: int) -> list[Experience]:
+    """The candidates whose tools were called, in call order, deduplicated, at most k."""
+    out: list[Experience] = []
+    for name in names:
+        match = re.fullmatch(rf"{TOOL_PREFIX}(\d+)", name.strip())
+        if match and int(match.group(1)) < len(candidates):
+            e = candidates[int(match.group(1))]
+            if e not in out:
+                out.append(e)
+    return out[:k]
+
+
+async def select(
+    model: Model,
+    candidates: list[Experience],
+    *,
+    k: int,
+    env: str,
+    turn: int,
+    horizon: int,
+    stage: str,
+    situation: str,
+) -> tuple[list[Experience], str]:
+    """Let the model pick up to k candidates by calling their tools.
+
+    Returns the picks and how they were made (``model``, ``all`` when there are at most k
+    candidates, ``fallback`` when the model's reply named no tool: top-k by similarity).
+    """
+    if len(candidates) <= k:
+        return candidates, "all"
+    prompt = [
+        Message(
+            role="user",
+            content=render(
+                "select",
+                k=k,
+                env=env,
+                turn=turn + 1,
+                horizon=horizon,
+                stage=stage,
+                situation=situation[-1200:],
+            ),
+        )
+    ]
+    try:
+        out = await model.generate(
+            prompt, tools=experience_tools(candidates), config=GenerateConfig(max_tokens=120)
+        )
+    except ModelError:
+        return candidates[:k], "fallback"
+    names = [c.name for c in out.tool_calls] or re.findall(rf"{TOOL_PREFIX}\d+", out.text)
+    chosen = picked(candidates, names, k)
+    if not out.tool_calls and not chosen:
+        return candidates[:k], "fallback"
+    return chosen, "model"
+
+
+def zone_prompt(experiences: list[Experience]) -> str:
+    """The retrieved experiences for the agent's prompt, grouped by zone."""
+    parts = []
+    for zone in ZONE_ORDER:
+        group = [e for e in experiences if e.zone == zone]
+        if group:
+            parts.append(ZONE_TITLES[zone] + ":\n" + "\n".join(f"- {e.line()}" for e in group))
+    return "\n".join(parts)

@@ -1,0 +1,187 @@
+"""A run's report, built from its store alone: metrics with CIs, deltas, usage, errors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from rapport.envs import Benchmark, conditions_for, create_benchmark
+from rapport.eval import (
+    DeltaPoint,
+    Estimate,
+    condition_metrics,
+    eval_sessions,
+    metric_names,
+    pick_baseline,
+    session_deltas,
+)
+from rapport.log import ExperimentConfig, SessionRecord
+from rapport.store import RunStore
+
+Cell = str | int | float | None
+
+
+class Table(BaseModel):
+    """An extra table a benchmark adds to its report (``report_tables`` hook)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]]
+
+
+class TokenUsage(BaseModel):
+    """Tokens one role used over the run."""
+
+    prompt: int = 0
+    completion: int = 0
+
+
+class ErrorEntry(BaseModel):
+    """One error event, located."""
+
+    condition: str
+    user_id: str
+    session: int
+    where: str
+    message: str
+
+
+class Report(BaseModel):
+    """Everything the report shows; `to_json` is the ``--format json`` output."""
+
+    benchmark: str
+    run_id: str
+    run_dir: str
+    conditions: dict[str, dict[str, Estimate]]
+    """Condition -> metric -> mean over users with a 95% bootstrap CI (eval sessions)."""
+    metrics: list[str]
+    lower_is_better: list[str] = Field(default_factory=list)
+    baseline: str | None = None
+    deltas: dict[str, dict[str, list[DeltaPoint]]] = Field(default_factory=dict)
+    """Condition -> metric -> (condition - baseline) by session index."""
+    users: int = 0
+    sessions: int = 0
+    """All stored sessions (train and eval)."""
+    eval_sessions: int = 0
+    errors: int = 0
+    """Error events over all sessions."""
+    error_sessions: int = 0
+    """Sessions with status ``error``."""
+    error_list: list[ErrorEntry] = Field(default_factory=list)
+    usage: dict[str, TokenUsage] = Field(default_factory=dict)
+    model_calls: int = 0
+    """Calls that reached a model (cache hits excluded)."""
+    cached_calls: int = 0
+    tables: list[Table] = Field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document of ``rapport report --format json``."""
+        return self.model_dump(mode="json")
+
+
+class _Hooks(BaseModel):
+    metrics: list[str] | None = None
+    lower_is_better: list[str] = Field(default_factory=list)
+    tables: list[Table] = Field(default_factory=list)
+
+
+def _load_benchmark(config: ExperimentConfig) -> Benchmark | None:
+    try:
+        return create_benchmark(config)
+    except Exception:
+        # The report must work from the store alone (benchmark code absent or changed).
+        return None
+
+
+def _benchmark_hooks(benchmark: Benchmark | None, records: list[SessionRecord]) -> _Hooks:
+    """The benchmark's optional report hooks (none when it cannot be rebuilt)."""
+    if benchmark is None:
+        return _Hooks()
+    metrics = getattr(benchmark, "metrics", None)
+    extra = getattr(benchmark, "report_tables", None)
+    tables = list(extra(records)) if callable(extra) else []
+    return _Hooks(
+        metrics=list(metrics) if metrics else None,
+        lower_is_better=sorted(getattr(benchmark, "lower_is_better", frozenset())),
+        tables=[Table.model_validate(t, from_attributes=True) for t in tables],
+    )
+
+
+def _errors(records: Sequence[SessionRecord]) -> list[ErrorEntry]:
+    return [
+        ErrorEntry(
+            condition=r.condition,
+            user_id=r.user_id,
+            session=r.index,
+            where=e.where,
+            message=e.message,
+        )
+        for r in records
+        for e in r.events_of("error")
+    ]
+
+
+def build_report(run_dir: str | Path, *, seed: int = 0) -> Report:
+    """Read a run dir's store and compute its report.
+
+    Raises:
+        FileNotFoundError: the dir holds no run.
+    """
+    with RunStore(run_dir, create=False) as store:
+        run = store.run()
+        records = store.sessions()
+        usage = store.usage_by_role()
+        users = len(store.users())
+    benchmark = _load_benchmark(run.config)
+    hooks = _benchmark_hooks(benchmark, records)
+    seen = metric_names(records)
+    metrics = [m for m in hooks.metrics if m in seen] if hooks.metrics else seen
+    order = _condition_order(benchmark, run.config, records)
+    table = condition_metrics(records, metrics, seed=seed)
+    baseline = pick_baseline(order)
+    deltas: dict[str, dict[str, list[DeltaPoint]]] = {}
+    if baseline is not None and len(order) > 1:
+        for metric in metrics:
+            for cond, points in session_deltas(records, metric, baseline, seed=seed).items():
+                deltas.setdefault(cond, {})[metric] = points
+    errors = _errors(records)
+    return Report(
+        benchmark=run.benchmark,
+        run_id=run.id,
+        run_dir=str(run_dir),
+        conditions={c: table.get(c, {}) for c in order},
+        metrics=metrics,
+        lower_is_better=[m for m in hooks.lower_is_better if m in metrics],
+        baseline=baseline,
+        deltas=deltas,
+        users=users,
+        sessions=len(records),
+        eval_sessions=len(eval_sessions(records)),
+        errors=len(errors),
+        error_sessions=sum(r.status == "error" for r in records),
+        error_list=errors,
+        usage={
+            role: TokenUsage(prompt=u.prompt_tokens, completion=u.completion_tokens)
+            for role, u in usage.items()
+        },
+        model_calls=sum(u.calls - u.cached_calls for u in usage.values()),
+        cached_calls=sum(u.cached_calls for u in usage.values()),
+        tables=hooks.tables,
+    )
+
+
+def _condition_order(
+    benchmark: Benchmark | None, config: ExperimentConfig, records: Sequence[SessionRecord]
+) -> list[str]:
+    """Conditions in the order the run named them, then any others seen in the store."""
+    seen = list(dict.fromkeys(r.condition for r in records))
+    named = list(config.memory)
+    if benchmark is not None:
+        try:
+            named = [c.name for c in conditions_for(benchmark, config)]
+        except Exception:
+            named = list(config.memory)
+    return [c for c in named if c in seen] + [c for c in seen if c not in named]

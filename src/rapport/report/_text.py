@@ -1,0 +1,88 @@
+"""Plain-text and CSV renderings of a report."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from ._build import Cell, Report, Table
+
+
+def fmt(value: float) -> str:
+    """A number with precision that suits its size (45.0, 0.452, 1234)."""
+    if math.isnan(value):
+        return "nan"
+    size = abs(value)
+    if size >= 100:
+        return f"{value:.0f}"
+    if size >= 10:
+        return f"{value:.1f}"
+    return f"{value:.3f}"
+
+
+def metric_header(report: Report, metric: str) -> str:
+    """A metric's column title (lower-is-better metrics are marked)."""
+    return f"{metric} (lower better)" if metric in report.lower_is_better else metric
+
+
+def summary_table(report: Report) -> Table:
+    """Conditions x metrics, each cell ``mean [ci_low, ci_high]``, plus error counts."""
+    columns = ["condition", *(metric_header(report, m) for m in report.metrics), "errors"]
+    errors: dict[str, int] = {}
+    for entry in report.error_list:
+        errors[entry.condition] = errors.get(entry.condition, 0) + 1
+    rows: list[list[Cell]] = []
+    for condition, estimates in report.conditions.items():
+        cells: list[Cell] = [condition]
+        for metric in report.metrics:
+            est = estimates.get(metric)
+            cells.append(f"{fmt(est.mean)} [{fmt(est.ci_low)}, {fmt(est.ci_high)}]" if est else "-")
+        cells.append(errors.get(condition, 0))
+        rows.append(cells)
+    return Table(title=f"{report.benchmark}: mean over users [95% CI]", columns=columns, rows=rows)
+
+
+def cell_text(value: Cell) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return fmt(value)
+    return str(value)
+
+
+def render_table(table: Table) -> str:
+    """A table as aligned plain text."""
+    grid = [table.columns, *([cell_text(c) for c in row] for row in table.rows)]
+    widths = [max(len(row[i]) for row in grid if i < len(row)) for i in range(len(table.columns))]
+    lines = [table.title]
+    for n, row in enumerate(grid):
+        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def render_text(report: Report) -> str:
+    """The report as text: the summary table, extra tables and a usage line."""
+    parts = [render_table(summary_table(report))]
+    parts.extend(render_table(t) for t in report.tables)
+    parts.append(
+        f"{report.sessions} sessions ({report.eval_sessions} eval), {report.users} users, "
+        f"{report.errors} errors, {report.model_calls} model calls "
+        f"(+{report.cached_calls} cached)"
+    )
+    return "\n\n".join(parts)
+
+
+def render_csv(report: Report) -> str:
+    """One row per condition and metric: mean and CI bounds."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["condition", "metric", "mean", "ci_low", "ci_high"])
+    for condition, estimates in report.conditions.items():
+        for metric in report.metrics:
+            est = estimates.get(metric)
+            if est is not None:
+                writer.writerow([condition, metric, est.mean, est.ci_low, est.ci_high])
+    return out.getvalue()

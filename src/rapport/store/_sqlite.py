@@ -1,0 +1,369 @@
+"""The SQLite backend: every SQL statement of the store lives in this module.
+
+A run dir holds ``run.sqlite`` (WAL). A session, its model calls and the memory version
+learned from it are written in one transaction, so a session is either wholly stored or
+not at all, whatever kills the process.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from rapport import __version__, rapport_home
+from rapport.llm import Completion
+from rapport.log import ExperimentConfig, MemoryVersion, Run, SessionRecord, UserRecord
+
+RUN_FILE = "run.sqlite"
+
+# Fields that may change between invocations on one run dir without changing its results.
+_EXECUTION_FIELDS = frozenset({"concurrency", "run_dir", "cache"})
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS run (
+    id TEXT PRIMARY KEY,
+    benchmark TEXT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS users (
+    user_id TEXT PRIMARY KEY,
+    position INTEGER NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    condition TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    split TEXT NOT NULL,
+    status TEXT NOT NULL,
+    spec_id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (condition, user_id, idx)
+);
+CREATE INDEX IF NOT EXISTS sessions_split ON sessions (split, condition);
+CREATE TABLE IF NOT EXISTS model_calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    condition TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    latency_s REAL NOT NULL,
+    cached INTEGER NOT NULL,
+    error TEXT
+);
+CREATE INDEX IF NOT EXISTS model_calls_session ON model_calls (condition, user_id, idx);
+CREATE TABLE IF NOT EXISTS memory_versions (
+    condition TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (condition, user_id, version)
+);
+"""
+
+
+class ConfigMismatchError(ValueError):
+    """A run dir already holds a run with a different configuration."""
+
+
+@dataclass(frozen=True)
+class RoleUsage:
+    """Totals of the model calls of one role (from the store)."""
+
+    calls: int
+    cached_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    errors: int
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+def config_differences(old: ExperimentConfig, new: ExperimentConfig) -> list[str]:
+    """The fields (dotted for options) whose values differ, execution-only fields aside."""
+    a, b = old.model_dump(mode="json"), new.model_dump(mode="json")
+    diffs: list[str] = []
+    for key in sorted(set(a) | set(b)):
+        if key in _EXECUTION_FIELDS or a.get(key) == b.get(key):
+            continue
+        diffs.append(f"{key}: {a.get(key)!r} -> {b.get(key)!r}")
+    return diffs
+
+
+class RunStore:
+    """The run log of one run dir, in ``run.sqlite``.
+
+    Args:
+        run_dir: the run directory (created when ``create`` is true).
+        create: create the directory and database if missing; otherwise a missing
+            database raises `FileNotFoundError`.
+    """
+
+    def __init__(self, run_dir: str | Path, *, create: bool = True) -> None:
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / RUN_FILE
+        if not create and not self.path.is_file():
+            raise FileNotFoundError(f"no run found in {self.run_dir} (missing {RUN_FILE})")
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._conn = _connect(self.path)
+        self._lock = threading.Lock()
+        self._conn.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self._conn.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def create_or_open(self, config: ExperimentConfig) -> Run:
+        """The run of this dir: created from `config`, or the stored one if it matches.
+
+        Raises:
+            ConfigMismatchError: the stored run has a different config (execution-only
+                fields such as ``concurrency`` may differ).
+        """
+        existing = self.run_or_none()
+        if existing is not None:
+            diffs = config_differences(existing.config, config)
+            if diffs:
+                raise ConfigMismatchError(
+                    f"{self.run_dir} holds a run with a different config ({'; '.join(diffs)}); "
+                    "use another --run-dir or the same settings"
+                )
+            return existing
+        run = Run(
+            id=uuid.uuid4().hex[:12],
+            benchmark=config.benchmark,
+            config=config,
+            rapport_version=__version__,
+        )
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT INTO run (id, benchmark, body) VALUES (?, ?, ?)",
+                (run.id, run.benchmark, run.model_dump_json()),
+            )
+        return run
+
+    def run_or_none(self) -> Run | None:
+        """The run header, or None before `create_or_open`."""
+        row = self._conn.execute("SELECT body FROM run LIMIT 1").fetchone()
+        return Run.model_validate_json(row["body"]) if row else None
+
+    def run(self) -> Run:
+        """The run header.
+
+        Raises:
+            LookupError: no run was created in this dir.
+        """
+        run = self.run_or_none()
+        if run is None:
+            raise LookupError(f"{self.path} holds no run header")
+        return run
+
+    def put_users(self, users: list[UserRecord]) -> None:
+        """Store the run's users (kept in the given order; existing ones are left as they are)."""
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO users (user_id, position, body) VALUES (?, ?, ?)",
+                [(u.user_id, i, u.model_dump_json()) for i, u in enumerate(users)],
+            )
+
+    def users(self) -> list[UserRecord]:
+        """The run's users, in order."""
+        rows = self._conn.execute("SELECT body FROM users ORDER BY position").fetchall()
+        return [UserRecord.model_validate_json(r["body"]) for r in rows]
+
+    def commit_session(self, record: SessionRecord, memory_version: MemoryVersion) -> None:
+        """Write a session, its model calls and the memory version after it, atomically."""
+        key = (record.condition, record.user_id, record.index)
+        calls = [
+            (
+                *key,
+                c.role,
+                c.model,
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.latency_s,
+                int(c.cached),
+                c.error,
+            )
+            for c in record.usage
+        ]
+        with self._transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO sessions "
+                "(condition, user_id, idx, split, status, spec_id, body) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*key, record.split, record.status, record.spec_id, record.model_dump_json()),
+            )
+            conn.execute(
+                "DELETE FROM model_calls WHERE condition = ? AND user_id = ? AND idx = ?", key
+            )
+            conn.executemany(
+                "INSERT INTO model_calls (condition, user_id, idx, role, model, prompt_tokens, "
+                "completion_tokens, latency_s, cached, error) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                calls,
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO memory_versions (condition, user_id, version, body) "
+                "VALUES (?, ?, ?, ?)",
+                (
+                    memory_version.condition,
+                    memory_version.user_id,
+                    memory_version.version,
+                    memory_version.model_dump_json(),
+                ),
+            )
+
+    def sessions(
+        self,
+        condition: str | None = None,
+        split: str | None = None,
+        user_id: str | None = None,
+    ) -> list[SessionRecord]:
+        """Stored sessions, optionally filtered, ordered by condition, user and index."""
+        where, params = _filters(condition=condition, split=split, user_id=user_id)
+        rows = self._conn.execute(
+            f"SELECT body FROM sessions{where} ORDER BY condition, user_id, idx", params
+        ).fetchall()
+        return [SessionRecord.model_validate_json(r["body"]) for r in rows]
+
+    def session_count(self, condition: str | None = None, split: str | None = None) -> int:
+        """How many sessions are stored (optionally filtered)."""
+        where, params = _filters(condition=condition, split=split)
+        row = self._conn.execute(f"SELECT COUNT(*) AS n FROM sessions{where}", params).fetchone()
+        return int(row["n"])
+
+    def done(self, condition: str, user_id: str) -> set[int]:
+        """The indices of the user's stored sessions under a condition."""
+        rows = self._conn.execute(
+            "SELECT idx FROM sessions WHERE condition = ? AND user_id = ?", (condition, user_id)
+        ).fetchall()
+        return {int(r["idx"]) for r in rows}
+
+    def latest_memory(self, condition: str, user_id: str) -> MemoryVersion | None:
+        """The user's newest memory version under a condition, if any."""
+        row = self._conn.execute(
+            "SELECT body FROM memory_versions WHERE condition = ? AND user_id = ? "
+            "ORDER BY version DESC LIMIT 1",
+            (condition, user_id),
+        ).fetchone()
+        return MemoryVersion.model_validate_json(row["body"]) if row else None
+
+    def memory_versions(
+        self, condition: str | None = None, user_id: str | None = None
+    ) -> list[MemoryVersion]:
+        """Stored memory versions, ordered by condition, user and version."""
+        where, params = _filters(condition=condition, user_id=user_id)
+        rows = self._conn.execute(
+            f"SELECT body FROM memory_versions{where} ORDER BY condition, user_id, version",
+            params,
+        ).fetchall()
+        return [MemoryVersion.model_validate_json(r["body"]) for r in rows]
+
+    def usage_by_role(self) -> dict[str, RoleUsage]:
+        """Call counts and token totals per model role, over all stored sessions."""
+        rows = self._conn.execute(
+            "SELECT role, COUNT(*) AS calls, SUM(cached) AS cached_calls, "
+            "SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, "
+            "SUM(error IS NOT NULL) AS errors FROM model_calls GROUP BY role ORDER BY role"
+        ).fetchall()
+        return {
+            r["role"]: RoleUsage(**{f.name: int(r[f.name] or 0) for f in fields(RoleUsage)})
+            for r in rows
+        }
+
+
+def _filters(**values: Any) -> tuple[str, list[Any]]:
+    columns = [k for k, v in values.items() if v is not None]
+    if not columns:
+        return "", []
+    return " WHERE " + " AND ".join(f"{c} = ?" for c in columns), [values[c] for c in columns]
+
+
+def default_cache_path() -> Path:
+    """Where the shared response cache lives: ``rapport_home()/cache.sqlite``."""
+    return rapport_home() / "cache.sqlite"
+
+
+class SqliteCache:
+    """A `rapport.llm.ResponseCache` in SQLite, shared by runs and processes.
+
+    Every `put` commits at once, so a killed process keeps the calls it finished; WAL lets
+    other processes read while one writes.
+
+    Args:
+        path: the database file (default: `default_cache_path()`).
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        # Opened on first use, so building a cache writes nothing until a call is made.
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = _connect(self.path)
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, body TEXT NOT NULL)"
+            )
+        return self._db
+
+    def get(self, key: str) -> Completion | None:
+        """The stored completion for a request key, if any."""
+        with self._lock:
+            row = self._conn.execute("SELECT body FROM responses WHERE key = ?", (key,)).fetchone()
+        return Completion.model_validate_json(row["body"]) if row else None
+
+    def put(self, key: str, completion: Completion) -> None:
+        """Store a completion (committed before returning)."""
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses (key, body) VALUES (?, ?)",
+                (key, completion.model_dump_json()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            row = self._conn.execute("SELECT COUNT(*) AS n FROM responses").fetchone()
+        return int(row["n"])
+
+    def close(self) -> None:
+        """Close the database connection."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None

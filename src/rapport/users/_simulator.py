@@ -1,0 +1,180 @@
+"""The MultiSessionCollab user simulator: a persona with a hidden problem, preferences and a
+hidden draft answer, played by the ``user`` model under rules that code enforces."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from rapport.llm import GenerateConfig, Message, Model
+from rapport.log import DraftUpdateEvent, EnforcementEvent, Event
+from rapport.prefs import Preference
+
+from ._rules import (
+    END_TOKEN,
+    UserReaction,
+    clean_message,
+    decide_preferences,
+    enforcement_message,
+    prompt,
+    wants_to_stop,
+)
+
+_TRANSCRIPT_MESSAGES = 6
+"""How many recent messages the user model re-reads (small models have short contexts)."""
+_MESSAGE_CHARS = 1500
+_CLOSING = "Thanks, that settles it."
+
+
+@dataclass
+class UserReply:
+    """The user's reaction to one agent message, after the code rules were applied."""
+
+    message: str
+    stop: bool = False
+    events: list[Event] = field(default_factory=list)
+    """Preference verdicts, enforcements and draft updates, in that order."""
+    enforced: list[str] = field(default_factory=list)
+    """Ids of the preferences enforced in `message`."""
+
+
+class UserSimulator:
+    """Plays one user for one session.
+
+    Only the user sees the problem. It opens vaguely, answers the agent's questions, keeps
+    a draft answer the agent never sees, and enforces its preferences when a reply breaks
+    them. The model reasons; `decide_preferences` and the rules below decide.
+
+    Args:
+        model: the ``user`` role model.
+        persona: who the user is, in words.
+        problem: the problem text only the user sees.
+        preferences: the user's preferences (none for a preference-free user).
+        config: sampling settings for the user model.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        persona: str,
+        problem: str,
+        preferences: Sequence[Preference] = (),
+        config: GenerateConfig | None = None,
+    ) -> None:
+        self.model = model
+        self.persona = persona
+        self.problem = problem
+        self.preferences = list(preferences)
+        self.config = config or GenerateConfig(temperature=0.3, max_tokens=400)
+        self.draft = ""
+        """The hidden draft answer (empty until the user settles on something)."""
+
+    async def opening(self) -> str:
+        """The first message: the need, without pasting the whole problem.
+
+        Raises:
+            ModelError: the user model failed.
+        """
+        system = prompt("opening").format(persona=self.persona, problem=self.problem)
+        out = await self.model.generate(
+            [Message(role="system", content=system), Message(role="user", content="Your message:")],
+            config=self.config.model_copy(update={"max_tokens": 120}),
+        )
+        return vague_opening(clean_message(out.text), self.problem)
+
+    async def react(self, history: list[Message], *, turn: int) -> UserReply:
+        """React to the agent's latest message (the last of `history`).
+
+        Args:
+            history: the conversation as the agent sees it (``user``: this user,
+                ``assistant``: the agent), ending with the agent's message.
+            turn: the index the reply will have in the session's turns.
+
+        Raises:
+            ModelError: the user model failed (OutputValidationError: bad structured output).
+        """
+        agent_text = history[-1].content if history else ""
+        out = await self.model.generate(
+            self._react_prompt(history), schema=UserReaction, config=self.config
+        )
+        reaction: UserReaction = out.parsed
+        decision = decide_preferences(reaction, self.preferences, agent_text, turn=turn)
+        events: list[Event] = list(decision.verdicts)
+        if decision.violated:
+            ids = [p.id for p in decision.violated]
+            events += [EnforcementEvent(turn=turn, preference_id=i) for i in ids]
+            return UserReply(
+                enforcement_message(decision.violated, reaction), events=events, enforced=ids
+            )
+        events += self._update_draft(reaction, turn)
+        stop = wants_to_stop(reaction) and bool(self.draft)
+        message = clean_message(reaction.message) or (_CLOSING if stop else "Go on.")
+        return UserReply(message, stop=stop, events=events)
+
+    def _update_draft(self, reaction: UserReaction, turn: int) -> list[Event]:
+        new = reaction.draft.strip()
+        if not reaction.update_draft or not new or new == self.draft:
+            return []
+        self.draft = new
+        return [DraftUpdateEvent(turn=turn, draft=new)]
+
+    def _react_prompt(self, history: list[Message]) -> list[Message]:
+        system = prompt("react").format(
+            persona=self.persona,
+            problem=self.problem,
+            preferences=self._preference_lines(),
+            draft=self.draft or "(empty: you have no answer yet)",
+            end_token=END_TOKEN,
+        )
+        *earlier, latest = history or [Message(role="assistant", content="")]
+        task = (
+            f"Conversation so far:\n{render_transcript(earlier)}\n\n"
+            f"The assistant's latest message:\n{_clip(latest.content)}\n\nYour JSON:"
+        )
+        return [Message(role="system", content=system), Message(role="user", content=task)]
+
+    def _preference_lines(self) -> str:
+        if not self.preferences:
+            return "(none in particular: judge only whether you are getting the help you need)"
+        return "\n".join(f"- {p.id}: {' '.join(p.description.split())}" for p in self.preferences)
+
+
+def render_transcript(history: list[Message]) -> str:
+    """The recent conversation from the user's side (``You`` / ``Assistant``)."""
+    if not history:
+        return "(nothing yet)"
+    recent = history[-_TRANSCRIPT_MESSAGES:]
+    return "\n".join(
+        f"{'You' if m.role == 'user' else 'Assistant'}: {_clip(m.content)}" for m in recent
+    )
+
+
+def vague_opening(message: str, problem: str) -> str:
+    """The opening message, replaced by a partial quote when it pastes the whole problem.
+
+    Code decides here because small models tend to copy the problem verbatim.
+    """
+
+    if message and not pastes(message, problem):
+        return message
+    words = problem.split()
+    head = " ".join(words[: max(3, len(words) // 3)])
+    return f'Hi, I am stuck on a problem that starts "{head} ..." Could you help me with it?'
+
+
+def pastes(message: str, problem: str, *, share: float = 0.7) -> bool:
+    """Whether `message` copies (nearly) all of `problem`: the problem verbatim, or at least
+    `share` of its three-word runs."""
+    said, asked = message.lower().split(), problem.lower().split()
+    if " ".join(asked) in " ".join(said):
+        return True
+    runs = {tuple(asked[i : i + 3]) for i in range(len(asked) - 2)}
+    if not runs:
+        return False
+    present = {tuple(said[i : i + 3]) for i in range(len(said) - 2)}
+    return len(runs & present) >= share * len(runs)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS] + " [...]"

@@ -1,0 +1,174 @@
+"""`rapport run` / `report` / `demo`: configs from flags and YAML, one-line bad input, exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rapport.cli import build_parser, main
+from rapport.cli._config import config_from_args, parse_options
+from rapport.cli._demo import demo_config
+from rapport.store import RunStore
+
+pytestmark = pytest.mark.usefixtures("registered")
+
+GOOD = [
+    "run",
+    "scripted",
+    "--users",
+    "1",
+    "--sessions",
+    "2",
+    "--max-turns",
+    "1",
+    "--model",
+    "all=fake/aware",
+    "--no-progress",
+]
+
+
+def _config(argv: list[str]):  # type: ignore[no-untyped-def]
+    return config_from_args(build_parser().parse_args(argv))
+
+
+def test_flags_and_extra_options_make_one_config(tmp_path: Path) -> None:
+    config = _config(
+        [
+            "run",
+            "collab",
+            "--memory",
+            "none,reflection",
+            "--users",
+            "4",
+            "--sessions",
+            "6",
+            "--model",
+            "judge=openai/gpt-4o-mini",
+            "--model",
+            "all=scripted/echo",
+            "--seed",
+            "7",
+            "--run-dir",
+            str(tmp_path),
+            "--concurrency",
+            "2",
+            "--no-cache",
+            "--problems",
+            "generated",
+            "--judge-repeats",
+            "2",
+            "--env=function,telepathy",
+        ]
+    )
+    assert config.benchmark == "collab" and config.memory == ["none", "reflection"]
+    assert (config.users, config.sessions, config.seed, config.concurrency) == (4, 6, 7, 2)
+    assert config.models == {"judge": "openai/gpt-4o-mini", "all": "scripted/echo"}
+    assert config.options == {
+        "problems": "generated",
+        "judge_repeats": "2",
+        "env": "function,telepathy",
+    }
+    assert config.run_dir == tmp_path and config.cache is False
+
+
+def test_yaml_keys_map_to_fields_unknown_keys_to_options_and_flags_win(tmp_path: Path) -> None:
+    file = tmp_path / "exp.yaml"
+    file.write_text(
+        "memory: [none, oracle]\nusers: 5\nsessions: 2\nmodels: {agent: scripted/echo}\n"
+        "problems: generated\noptions: {condition: p}\nmemory_options: {rag: {k: 3}}\n"
+    )
+    config = _config(
+        ["run", "collab", "--config", str(file), "--users", "2", "--condition", "no_p"]
+    )
+    assert config.memory == ["none", "oracle"] and (config.users, config.sessions) == (2, 2)
+    assert config.models == {"agent": "scripted/echo"}
+    assert config.options == {"problems": "generated", "condition": "no_p"}
+    assert config.memory_options == {"rag": {"k": 3}}
+
+
+def test_bare_option_flags_read_as_true() -> None:
+    assert parse_options(["--verbose", "--k", "3"]) == {"verbose": "true", "k": "3"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        (["--memory", "nope"], "unknown memory 'nope'"),
+        (["--model", "all=bogus/x"], "unknown model provider 'bogus'"),
+        (["--model", "all=llamacpp/{tmp}/missing.gguf"], "missing.gguf"),
+        (["--users", "-2"], "users"),
+        (["--sessions", "0"], "sessions"),
+        (["--users", "many"], "whole number"),
+        (["--delay", "soon"], "delay"),
+        (["--colour", "blue"], "colour"),
+        (["--config", "{tmp}/absent.yaml"], "absent.yaml"),
+        (["--config", "{tmp}/bad.yaml"], "bad YAML"),
+        (["--config", "{tmp}/list.yaml"], "mapping"),
+        (["stray"], "stray"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_no_run_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], needle: str
+) -> None:
+    (tmp_path / "bad.yaml").write_text("users: [1,\n  sessions: }\n")
+    (tmp_path / "list.yaml").write_text("- a\n- b\n")
+    run_dir = tmp_path / "run"
+    argv = [*GOOD, "--run-dir", str(run_dir), *(a.format(tmp=tmp_path) for a in extra)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("rapport: ") and needle in err[0]
+    assert not run_dir.exists()
+
+
+def test_unknown_benchmark_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "nosuch", "--run-dir", str(tmp_path / "r")]) == 2
+    assert "unknown benchmark 'nosuch'" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_corrupt_model_file_is_refused_before_the_run_dir_exists(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    weights = tmp_path / "broken.gguf"
+    weights.write_bytes(b"not a gguf file at all")
+    argv = [*GOOD, "--model", f"all=llamacpp/{weights}", "--run-dir", str(tmp_path / "r")]
+    assert main(argv) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert not (tmp_path / "r").exists()
+
+
+def test_run_prints_the_table_and_the_report_path_and_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [*GOOD, "--memory", "none,notes", "--run-dir", str(tmp_path / "r")]
+    assert main(argv) == 0
+    out = capsys.readouterr()
+    assert "hit" in out.out and f"report: {tmp_path / 'r' / 'report.html'}" in out.out
+    assert "ran 4 sessions" in out.err
+    assert (tmp_path / "r" / "report.html").is_file()
+    assert main(argv) == 0
+    assert "ran 0 sessions (4 already done)" in capsys.readouterr().err
+    assert len(RunStore(tmp_path / "r", create=False).sessions()) == 4
+
+
+def test_a_changed_config_on_an_existing_run_dir_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*GOOD, "--run-dir", str(tmp_path / "r")]) == 0
+    capsys.readouterr()
+    assert main([*GOOD, "--run-dir", str(tmp_path / "r"), "--seed", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "seed: 0 -> 3" in err[0]
+
+
+def test_demo_is_collab_none_vs_reflection_on_generated_problems() -> None:
+    config = demo_config()
+    assert config.benchmark == "collab" and config.memory == ["none", "reflection"]
+    assert (config.users, config.sessions) == (2, 3)
+    assert config.options == {"problems": "generated"}
+    assert config.models == {} and str(config.run_dir) == "runs/demo"
+    parsed = build_parser().parse_args(["demo", "--model", "scripted/echo"])
+    assert parsed.handler is not None and parsed.model == "scripted/echo"

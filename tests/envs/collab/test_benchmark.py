@@ -1,0 +1,72 @@
+"""The collab benchmark's construction, users, sessions and scoring."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pydantic
+import pytest
+
+from rapport.envs import BENCHMARKS, create_benchmark
+from rapport.envs.collab import CollabBenchmark, Problem
+from rapport.log import DraftUpdateEvent, EnforcementEvent, ExperimentConfig, SessionRecord, Turn
+
+
+def _config(**options: object) -> ExperimentConfig:
+    return ExperimentConfig(
+        benchmark="collab", users=3, sessions=4, seed=5, max_turns=4, options=dict(options)
+    )
+
+
+def test_collab_is_registered_and_built_from_config() -> None:
+    bench = create_benchmark(_config())
+    assert isinstance(bench, CollabBenchmark)
+    assert BENCHMARKS["collab"].endswith(":CollabBenchmark")
+    assert bench.max_turns == 4 and len(bench.pool) == 12
+    assert bench.metrics == ("TS", "UE", "Len")
+    assert bench.lower_is_better == {"UE", "Len"}
+
+
+def test_unknown_option_is_a_validation_error() -> None:
+    with pytest.raises(pydantic.ValidationError, match="problemz"):
+        create_benchmark(_config(problemz="math500"))
+
+
+def test_sessions_are_deterministic_and_differ_between_users() -> None:
+    bench = create_benchmark(_config())
+    again = create_benchmark(_config())
+    users = bench.users(3, seed=5)
+    per_user = [[s.id for s in bench.sessions(u, 4, seed=5)] for u in users]
+    assert per_user == [[s.id for s in again.sessions(u, 4, seed=5)] for u in users]
+    flat = [pid for ids in per_user for pid in ids]
+    assert len(set(flat)) == 12  # users x sessions problems, none repeated
+    spec = bench.sessions(users[0], 4, seed=5)[2]
+    assert spec.index == 2 and spec.user_id == users[0].id
+    assert Problem.model_validate(spec.task).id == spec.id
+
+
+def test_persona_file_option_feeds_the_users(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"persona": "A lighthouse keeper."}\n')
+    bench = create_benchmark(_config(personas=str(path)))
+    assert {u.persona for u in bench.users(3, seed=0)} == {"A lighthouse keeper."}
+
+
+def test_score_reads_the_final_draft_enforcements_and_messages() -> None:
+    problem = Problem(id="p", source="t", kind="math", question="2+3?", answer="5")
+    bench = CollabBenchmark([problem])
+    record = SessionRecord(
+        condition="none",
+        user_id="u",
+        index=0,
+        spec_id="p",
+        turns=[Turn(index=i, speaker="user" if i % 2 == 0 else "agent") for i in range(5)],
+        events=[
+            EnforcementEvent(turn=2, preference_id="blunt"),
+            DraftUpdateEvent(turn=4, draft="5"),
+        ],
+        outcome={"draft": "5", "problem": problem.model_dump()},
+    )
+    assert bench.score(record) == {"TS": 1.0, "UE": 1.0, "Len": 5.0}
+    record.outcome["draft"] = "6"
+    assert bench.score(record)["TS"] == 0.0

@@ -1,0 +1,100 @@
+from pathlib import Path
+
+import pytest
+
+from rapport.envs.collab import Problem, ProblemSourceError, is_correct, load_problems
+
+
+def math(answer: str) -> Problem:
+    return Problem(id="p", source="t", kind="math", question="q", answer=answer)
+
+
+def choice(answer: str) -> Problem:
+    return Problem(
+        id="c",
+        source="t",
+        kind="choice",
+        question="q",
+        answer=answer,
+        choices=["red", "green", "blue", "yellow"],
+    )
+
+
+def test_math500_has_311_problems_and_samples_deterministically() -> None:
+    everything = load_problems("math500", 311, seed=0)
+    assert len({p.id for p in everything}) == 311
+    assert all(p.kind == "math" and p.answer for p in everything)
+    first = load_problems("math500", 5, seed=3)
+    assert [p.id for p in first] == [p.id for p in load_problems("math500", 5, seed=3)]
+    assert [p.id for p in first] != [p.id for p in load_problems("math500", 5, seed=4)]
+
+
+def test_math500_gold_answers_grade_as_correct() -> None:
+    for problem in load_problems("math500", 40, seed=1):
+        assert is_correct(problem, f"So we get \\boxed{{{problem.answer}}}."), problem.answer
+
+
+def test_too_many_problems_is_an_error() -> None:
+    with pytest.raises(ProblemSourceError, match="311"):
+        load_problems("math500", 400, seed=0)
+
+
+def test_unknown_source_names_the_path(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.json"
+    with pytest.raises(ProblemSourceError, match=r"nope\.json"):
+        load_problems(str(missing), 1, seed=0)
+    with pytest.raises(ProblemSourceError, match="unknown generated family"):
+        load_problems("generated:poetry", 1, seed=0)
+
+
+@pytest.mark.parametrize(
+    ("gold", "text"),
+    [
+        ("\\frac{1}{2}", "The answer is $0.5$."),
+        ("\\frac{1}{2}", "Final answer: \\boxed{\\dfrac{1}{2}}"),
+        ("12", "First 3 + 4 = 7, then 7 + 5 = 12"),
+        ("-7/3", "so x = \\boxed{-\\frac{7}{3}}"),
+        ("2\\sqrt{3}", "\\boxed{\\sqrt{12}}"),
+        ("1,000", "It comes to 1000 in total."),
+        ("(3, \\frac{\\pi}{2})", "In polar form: \\boxed{\\left(3, \\frac{\\pi}{2}\\right)}"),
+    ],
+)
+def test_math_answers_match_symbolically(gold: str, text: str) -> None:
+    assert is_correct(math(gold), text)
+
+
+@pytest.mark.parametrize(
+    ("gold", "text"),
+    [
+        ("12", "The answer is 13."),
+        ("\\frac{1}{2}", "\\boxed{2}"),
+        ("5", "I am not sure."),
+        ("5", ""),
+    ],
+)
+def test_wrong_math_answers_are_rejected(gold: str, text: str) -> None:
+    assert not is_correct(math(gold), text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "B",
+        "(B)",
+        "Answer: B",
+        "The answer is (B).",
+        "b) green",
+        "**B**",
+        "I'd go with option B.",
+        "The correct choice is B because the others fail.",
+        "\\boxed{B}",
+        "It is green.",
+    ],
+)
+def test_choice_letter_extraction(text: str) -> None:
+    assert is_correct(choice("B"), text)
+
+
+@pytest.mark.parametrize("text", ["A", "(C)", "Answer: D", "The answer is a) red", "", "It is E."])
+def test_wrong_choices_are_rejected(text: str) -> None:
+    assert not is_correct(choice("B"), text)

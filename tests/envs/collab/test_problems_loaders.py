@@ -1,0 +1,145 @@
+import csv
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from rapport.envs.collab import ProblemSourceError, is_correct, load_problems
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_mmlu_csv_without_header(tmp_path: Path) -> None:
+    path = tmp_path / "astronomy_test.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["Which planet is largest?", "Mars", "Jupiter", "Venus", "Earth", "B"])
+        writer.writerow(["What is 2+2, written out?", "three", "five", "four", "two", "C"])
+    problems = load_problems(str(path), 2, seed=0)
+    by_question = {p.question: p for p in problems}
+    planet = by_question["Which planet is largest?"]
+    assert planet.kind == "choice" and planet.choices[1] == "Jupiter" and planet.answer == "B"
+    assert is_correct(planet, "Answer: B") and not is_correct(planet, "Answer: A")
+
+
+def test_mmlu_hf_json_with_answer_index(tmp_path: Path) -> None:
+    rows = [{"question": "Q1", "subject": "x", "choices": ["a", "b", "c", "d"], "answer": 3}]
+    path = tmp_path / "mmlu.json"
+    path.write_text(json.dumps(rows))
+    (problem,) = load_problems(str(path), 1, seed=0)
+    assert problem.answer == "D" and problem.choices == ["a", "b", "c", "d"]
+
+
+def test_mmlu_parquet(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table(
+        {"question": ["Q1", "Q2"], "choices": [["a", "b", "c", "d"]] * 2, "answer": [0, 2]}
+    )
+    path = tmp_path / "test-00000-of-00001.parquet"
+    pq.write_table(table, path)
+    problems = sorted(load_problems(str(path), 2, seed=0), key=lambda p: p.question)
+    assert [p.answer for p in problems] == ["A", "C"]
+
+
+def test_logiqa_json_and_txt(tmp_path: Path) -> None:
+    rows = [
+        {
+            "context": "All cats purr.",
+            "query": "What follows?",
+            "options": ["w", "x", "y", "z"],
+            "correct_option": 2,
+        }
+    ]
+    (from_json,) = load_problems(str(write_jsonl(tmp_path / "logiqa.jsonl", rows)), 1, 0)
+    assert from_json.answer == "C" and "All cats purr." in from_json.question
+    assert "What follows?" in from_json.question
+    text = "b\nSome context sentence.\nWhich is right?\nA. first\nB. second\nC. third\nD. fourth\n"
+    txt = tmp_path / "Test.txt"
+    txt.write_text(text + "\n" + text.replace("b\n", "d\n", 1))
+    problems = load_problems(str(txt), 2, seed=0)
+    assert sorted(p.answer for p in problems) == ["B", "D"]
+    assert problems[0].choices == ["first", "second", "third", "fourth"]
+
+
+def test_medqa_jsonl(tmp_path: Path) -> None:
+    rows = [
+        {
+            "question": "A 30-year-old ...",
+            "answer": "Aspirin",
+            "options": {"A": "Ibuprofen", "B": "Aspirin", "C": "Heparin", "D": "Warfarin"},
+            "meta_info": "step1",
+            "answer_idx": "B",
+        }
+    ]
+    (problem,) = load_problems(str(write_jsonl(tmp_path / "test.jsonl", rows)), 1, 0)
+    assert problem.answer == "B" and problem.choices[1] == "Aspirin"
+    assert is_correct(problem, "I would give aspirin, so (B).")
+
+
+def test_math_hard_boxed_solution_and_level(tmp_path: Path) -> None:
+    rows = [
+        {
+            "problem": "Compute 1/2 + 1/4.",
+            "solution": "We add: $\\boxed{\\frac{3}{4}}$.",
+            "level": "Level 5",
+            "type": "Algebra",
+        },
+        {"problem": "What is 6*7?", "answer": "42", "level": "Level 5"},
+    ]
+    problems = load_problems(str(write_jsonl(tmp_path / "math_hard.jsonl", rows)), 2, 0)
+    by_question = {p.question: p for p in problems}
+    fraction = by_question["Compute 1/2 + 1/4."]
+    assert fraction.answer == "\\frac{3}{4}" and fraction.kind == "math"
+    assert is_correct(fraction, "The answer is 0.75") and not is_correct(fraction, "0.5")
+    assert is_correct(by_question["What is 6*7?"], "It is 42.")
+
+
+def test_directory_of_files(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        write_jsonl(tmp_path / f"{name}.jsonl", [{"problem": f"P{name}", "answer": "1"}])
+    assert len(load_problems(str(tmp_path), 2, seed=0)) == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("broken.json", "{not json", "broken.json: cannot read"),
+        ("odd.jsonl", json.dumps({"title": "x", "body": "y"}), "unknown layout"),
+        ("rows.csv", "a,b\nc,d\n", "expected MMLU rows"),
+        ("bad.jsonl", json.dumps({"question": "q", "choices": ["a"], "answer": 4}), "row 0"),
+        ("notes.md", "hello", "unsupported file type"),
+        ("junk.txt", "hello there\nnot logiqa", "not the LogiQA text layout"),
+    ],
+)
+def test_bad_files_give_one_clear_error(
+    tmp_path: Path, name: str, content: str, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(ProblemSourceError, match=message) as info:
+        load_problems(str(path), 1, seed=0)
+    assert name in str(info.value)
+
+
+def test_parquet_without_pyarrow_says_how_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "test.parquet"
+    path.write_bytes(b"PAR1")
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(ProblemSourceError, match="pip install pyarrow"):
+        load_problems(str(path), 1, seed=0)
+
+
+def test_problem_prompt_letters_the_options() -> None:
+    (problem,) = load_problems("generated:logic", 1, seed=0)
+    prompt = problem.prompt()
+    assert problem.question in prompt
+    for letter, option in zip("ABCD", problem.choices, strict=True):
+        assert f"{letter}. {option}" in prompt

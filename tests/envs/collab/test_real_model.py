@@ -1,0 +1,44 @@
+"""One short collab session on the small embedded model."""
+
+from __future__ import annotations
+
+import pytest
+
+from rapport.agents import Agent
+from rapport.envs import Condition
+from rapport.envs.collab import CollabBenchmark, Problem
+from rapport.llm import ModelRoles
+from rapport.memory import create_memory
+
+
+@pytest.mark.real_model
+async def test_short_session_on_the_small_model_completes_and_is_scored() -> None:
+    problem = Problem(
+        id="apples",
+        source="test",
+        kind="math",
+        question="Mia has 7 apples and buys 5 more. How many apples does she have now?",
+        answer="12",
+    )
+    bench = CollabBenchmark([problem], max_turns=2)
+    roles = ModelRoles({"all": "llamacpp/qwen2.5-coder-0.5b"})
+    user = bench.users(1, seed=0)[0]
+    [spec] = bench.sessions(user, 1, seed=0)
+    record = await bench.run_session(
+        spec,
+        user,
+        Agent(roles.get("agent")),
+        create_memory("none", roles),
+        roles,
+        condition=Condition(name="none", memory="none"),
+    )
+    scores = bench.score(record)
+
+    assert record.events_of("error") == [] and record.status == "ok"
+    assert 3 <= scores["Len"] <= 5
+    assert sum(t.speaker == "agent" for t in record.turns) <= 2
+    assert scores["TS"] in (0.0, 1.0) and scores["UE"] >= 0
+    assert len(record.events_of("preference_verdict")) == 3 * len(
+        [t for t in record.turns[1:] if t.speaker == "user"]
+    )
+    assert all(call.role in {"agent", "user"} for call in record.usage)

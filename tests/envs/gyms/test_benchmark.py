@@ -1,0 +1,102 @@
+"""The gym benchmark under the runner's contract: users, sessions, episodes, scores, tables."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from rapport.agents import Agent
+from rapport.envs import Condition, create_benchmark
+from rapport.envs.gyms import GymBenchmark, GymOptions, report_tables
+from rapport.llm import ModelCall, ModelRoles, Request, ScriptedAPI
+from rapport.log import ExperimentConfig, SessionRecord
+from rapport.memory import create_memory
+
+
+def test_options_arrive_as_strings_from_the_cli() -> None:
+    config = ExperimentConfig(
+        benchmark="gym",
+        options={
+            "env": "function,telepathy",
+            "train_episodes": "2",
+            "eval_episodes": "3",
+            "horizon": "8",
+        },
+    )
+    bench = create_benchmark(config)
+    assert isinstance(bench, GymBenchmark)
+    assert bench.options == GymOptions(
+        env=["function", "telepathy"], train_episodes=2, eval_episodes=3, horizon=8
+    )
+    with pytest.raises(ValidationError, match="unknown gym"):
+        GymOptions.model_validate({"env": "function,chess"})
+
+
+def test_users_are_env_streams_and_sessions_are_train_then_frozen_eval() -> None:
+    bench = GymBenchmark(GymOptions(env=["function", "search"], train_episodes=2, eval_episodes=2))
+    users = bench.users(2, seed=0)
+    assert [u.id for u in users] == ["function-0", "function-1", "search-0", "search-1"]
+    specs = bench.sessions(users[0], 99, seed=0)
+    assert [(s.split, s.learn) for s in specs] == [("train", True)] * 2 + [("eval", False)] * 2
+    assert specs == bench.sessions(users[0], 99, seed=0)
+    assert len({s.id for s in specs}) == 4
+    assert bench.sessions(users[1], 99, seed=0)[0].id != specs[0].id
+
+
+def _agent(request: Request) -> str:
+    text = request.messages[0].content
+    if "hidden function" in text:
+        return "[answer] rule: a; value: 0"
+    return "[action] Is it an animal?"
+
+
+async def test_run_session_records_turns_rewards_and_scores() -> None:
+    bench = GymBenchmark(
+        GymOptions(env=["telepathy"], train_episodes=0, eval_episodes=1, horizon=3)
+    )
+    models = ModelRoles({"all": ScriptedAPI(responder=_agent)})
+    user = bench.users(1, 0)[0]
+    spec = bench.sessions(user, 1, 0)[0]
+    record = await bench.run_session(
+        spec,
+        user,
+        Agent(models.get("agent")),
+        create_memory("none", models),
+        models,
+        condition=Condition(name="none", memory="none"),
+    )
+    assert [t.speaker for t in record.turns] == ["user"] + ["agent", "user"] * 3
+    assert [e.turn for e in record.events_of("reward")] == [1, 3, 5]
+    assert bench.score(record) == {"reward": 0.0, "success": 0.0}
+    assert record.outcome["env"] == "telepathy" and record.outcome["hidden"]["entity"]
+    assert len(record.usage) == 3 and all(c.role == "agent" for c in record.usage)
+
+
+def _rec(cond: str, env: str, reward: float, split: str = "eval", calls: int = 0) -> SessionRecord:
+    return SessionRecord(
+        condition=cond,
+        user_id=f"{env}-0",
+        index=0,
+        spec_id="s",
+        split=split,
+        scores={"reward": reward},
+        outcome={"env": env},
+        usage=[ModelCall(role="memory", model="m", prompt_tokens=10, completion_tokens=5)] * calls,
+    )
+
+
+def test_report_tables_show_percent_over_the_raw_model_and_library_cost() -> None:
+    records = [
+        _rec("none", "function", 0.2),
+        _rec("prime", "function", 0.3),
+        _rec("none", "search", 0.5),
+        _rec("prime", "search", 0.25),
+        _rec("prime", "search", 1.0, split="train", calls=4),
+    ]
+    rewards, cost = report_tables(records)
+    assert rewards.columns == ["env", "none", "prime"]
+    assert rewards.rows == [
+        ["function", "0.200", "0.300 (+50%)"],
+        ["search", "0.500", "0.250 (-50%)"],
+    ]
+    assert cost.rows == [["prime", 4, 4, 60]]

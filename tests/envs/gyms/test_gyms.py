@@ -1,0 +1,195 @@
+"""Every gym: a scripted optimal policy earns the top reward, a random one a low reward."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import pytest
+
+from rapport.envs.gyms import (
+    FunctionGym,
+    Gym,
+    IntentionGym,
+    PersuadeGym,
+    SearchGym,
+    TelepathyGym,
+    TravelGym,
+    TurtleGym,
+    make_gym,
+    parse_action,
+)
+
+Policy = Callable[[Gym], list[str]]
+
+
+def _function(g: Gym) -> list[str]:
+    h = g.hidden()
+    return [
+        f"[action] f{tuple(h['test_input'])}",
+        f"[answer] rule: {h['rule']}; value: {h['test_value']}",
+    ]
+
+
+def _intention(g: Gym) -> list[str]:
+    return [f"[action] {' '.join(d['keys'])}?" for d in g.hidden()["details"]] + ["[finish]"]
+
+
+def _persuade(g: Gym) -> list[str]:
+    from rapport.envs.gyms._persuade import CONCERNS
+
+    return [
+        f"[action] Think about the {sorted(CONCERNS[c][0])[0]}." for c in g.hidden()["concerns"]
+    ]
+
+
+OPTIMAL: dict[str, Policy] = {
+    "function": _function,
+    "telepathy": lambda g: [f"[answer] {g.hidden()['entity']}"],
+    "turtle": lambda g: [
+        "[answer] " + " ".join(kp["keywords"][0] for kp in g.hidden()["key_points"])
+    ],
+    "intention": _intention,
+    "travel": lambda g: ["[search] hotels", f"[answer] {g.hidden()['best']}"],
+    "persuade": _persuade,
+    "search": lambda g: [f"[search] {g.hidden()['question']}", f"[answer] {g.hidden()['answer']}"],
+}
+_NOISE = ["hello", "blue", "seven", "river", "quick", "stone", "maybe", "lamp", "H7", "3", "42"]
+
+
+def play(gym: Gym, moves: list[str]) -> float:
+    for move in moves:
+        if gym.done:
+            break
+        gym.step(move)
+    return gym.trajectory_reward
+
+
+def random_moves(rng: random.Random, n: int = 16) -> list[str]:
+    tags = ["[action]", "[answer]", "[search]", "[action]"]
+    return [f"{rng.choice(tags)} {' '.join(rng.sample(_NOISE, 2))}" for _ in range(n)]
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMAL))
+def test_optimal_policy_gets_top_reward(name: str) -> None:
+    for seed in range(10):
+        gym = make_gym(name)
+        gym.reset(seed)
+        assert play(gym, OPTIMAL[name](gym)) == pytest.approx(1.0), (name, seed, gym.hidden())
+        assert gym.done and gym.success
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMAL))
+def test_random_policy_gets_low_reward(name: str) -> None:
+    rng = random.Random(name)
+    rewards = []
+    for seed in range(30):
+        gym = make_gym(name)
+        gym.reset(seed)
+        rewards.append(play(gym, random_moves(rng)))
+    assert sum(rewards) / len(rewards) < 0.3
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMAL))
+def test_same_seed_same_episode(name: str) -> None:
+    a, b, c = make_gym(name), make_gym(name), make_gym(name)
+    assert a.reset(3) == b.reset(3)
+    assert a.hidden() == b.hidden()
+    firsts = {str(c.reset(s)) + str(c.hidden()) for s in range(8)}
+    assert len(firsts) > 1
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMAL))
+def test_train_and_eval_episodes_are_drawn_from_different_pools(name: str) -> None:
+    gym_t, gym_e = make_gym(name, split="train"), make_gym(name, split="eval")
+    seen_t, seen_e = set(), set()
+    for s in range(30):
+        gym_t.reset(s)
+        gym_e.reset(s)
+        seen_t.add(str(gym_t.hidden()))
+        seen_e.add(str(gym_e.hidden()))
+    if name in {"telepathy", "turtle", "intention", "search"}:  # written content: disjoint
+        assert not seen_t & seen_e
+
+
+def test_horizon_cuts_the_episode() -> None:
+    gym = FunctionGym(horizon=4)
+    gym.reset(0)
+    steps = [gym.step("[action] f(1, 2, 3, 4)") for _ in range(4)]
+    assert [s.done for s in steps] == [False, False, False, True]
+    assert steps[-1].info["truncated"] and gym.trajectory_reward == 0.0
+
+
+def test_parse_action_takes_the_last_tag_after_reasoning() -> None:
+    action = parse_action("Thought: ask about size.\n[action] Is it big?")
+    assert (action.kind, action.text) == ("action", "Is it big?")
+    assert parse_action("no tag here").kind == "invalid"
+    assert parse_action("[FINISH]").kind == "finish"
+
+
+def test_function_rule_is_checked_on_probe_inputs_not_just_the_value() -> None:
+    gym = FunctionGym()
+    gym.reset(1)
+    value = gym.hidden()["test_value"]
+    gym.step(f"[answer] rule: a; value: {value}")
+    assert gym.trajectory_reward == 0.5
+
+
+def test_telepathy_answers_from_attributes_and_discounts_questions() -> None:
+    gym = TelepathyGym()
+    gym.reset(0)
+    attrs = gym.hidden()["attributes"]
+    assert gym.step(f"[action] Is it {attrs[0]}?").observation == "yes"
+    assert gym.step("[action] Does it have feelings about jazz?").observation == "unsure"
+    gym.step(f"[answer] {gym.hidden()['entity']}")
+    assert gym.trajectory_reward == pytest.approx(1 - 0.5 * 2 / 16)
+
+
+def test_intention_penalizes_redundant_questions() -> None:
+    gym = IntentionGym()
+    gym.reset(0)
+    first = gym.hidden()["details"][0]
+    keys = " ".join(first["keys"])
+    gym.step(f"[action] {keys}?")
+    before = gym.trajectory_reward
+    gym.step("[action] zzz qqq?")
+    assert gym.trajectory_reward == pytest.approx(max(0.0, before - 0.05))
+
+
+def test_travel_score_halves_per_rank() -> None:
+    gym = TravelGym()
+    gym.reset(2)
+    second = gym.ranking[1].id
+    gym.step(f"[answer] {second}")
+    assert gym.trajectory_reward == 0.5
+
+
+def test_persuade_reward_sums_to_the_stance_shift() -> None:
+    gym = PersuadeGym()
+    gym.reset(5)
+    moves = _persuade(gym)
+    play(gym, moves[:1])
+    assert (
+        sum(gym.rewards)
+        == pytest.approx(gym.trajectory_reward)
+        == pytest.approx(1 / (5 - gym.initial))
+    )
+
+
+def test_search_returns_the_linking_passage() -> None:
+    gym = SearchGym()
+    gym.reset(0)
+    company = gym.hidden()["question"].split(" of ")[-1].split(" born")[0].rstrip("?")
+    obs = gym.step(f"[search] {company}").observation
+    assert company.split()[0] in obs
+
+
+def test_turtle_answer_scores_share_of_key_points() -> None:
+    gym = TurtleGym()
+    for seed in range(20):
+        gym.reset(seed)
+        if len(gym.hidden()["key_points"]) >= 2:
+            break
+    kp = gym.hidden()["key_points"]
+    gym.step(f"[answer] {kp[0]['keywords'][0]}")
+    assert gym.trajectory_reward == pytest.approx(1 / len(kp))

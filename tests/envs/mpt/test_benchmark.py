@@ -1,0 +1,115 @@
+"""The benchmark end to end on the scripted model: history replay, eval, scoring, report."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from rapport.agents import Agent
+from rapport.envs import Condition
+from rapport.envs.mpt import MPTBenchmark, MPTOptions
+from rapport.llm import ModelRoles, Request, ScriptedAPI
+from rapport.log import ExperimentConfig, SessionRecord
+from rapport.memory import create_memory
+
+
+def _gold_agent(bench: MPTBenchmark, specs: list[Any]) -> ScriptedAPI:
+    """Answers each eval instance with its gold call (found by the query text)."""
+    by_query = {
+        s.task["dialogue"][-1]["text"]: s.task["gold"]["arguments"]
+        for s in specs
+        if s.split == "eval"
+    }
+
+    def respond(request: Request) -> str:
+        query = [m.content for m in request.messages if m.role == "user"][-1]
+        return json.dumps(by_query[query])
+
+    return ScriptedAPI(responder=respond)
+
+
+async def _run(bench: MPTBenchmark, api: ScriptedAPI, memory: str = "none") -> list[SessionRecord]:
+    roles = ModelRoles({"all": api})
+    agent, mem = Agent(roles.get("agent")), create_memory(memory, roles)
+    user = bench.users(1, 11)[0]
+    records = []
+    for spec in bench.sessions(user, 3, 11):
+        record = await bench.run_session(
+            spec, user, agent, mem, roles, condition=Condition(name=memory, memory=memory)
+        )
+        record.scores = bench.score(record)
+        if spec.learn:
+            await mem.learn(user.ref(), record)
+        records.append(record)
+    return records
+
+
+def test_options_come_from_cli_strings() -> None:
+    config = ExperimentConfig(
+        benchmark="mpt",
+        options={"drift": "0.5", "paraphrase": "false", "sessions_min": "8", "max_eval": "2"},
+    )
+    bench = MPTBenchmark.from_config(config)
+    assert bench.options.drift == 0.5 and bench.options.sessions_min == 8
+    with pytest.raises(ValidationError):
+        MPTOptions.model_validate({"sessions_min": 9, "sessions_max": 3})
+    with pytest.raises(ValidationError):
+        MPTOptions.model_validate({"nope": 1})
+
+
+async def test_history_sessions_replay_dialogue_and_calls() -> None:
+    bench = MPTBenchmark()
+    records = await _run(bench, ScriptedAPI(responder=lambda r: "{}"))
+    history = [r for r in records if r.split == "train"]
+    assert history and all(r.scores == {} for r in history)
+    for record in history:
+        [event] = record.events_of("tool_call")
+        assert record.turns[event.turn].tool_calls[0].arguments == event.arguments
+
+
+async def test_a_gold_answer_scores_full_marks() -> None:
+    bench = MPTBenchmark()
+    user = bench.users(1, 11)[0]
+    api = _gold_agent(bench, bench.sessions(user, 3, 11))
+    evals = [r for r in await _run(bench, api, "full_history") if r.split == "eval"]
+    assert evals
+    for record in evals:
+        assert record.scores["p_em"] == 1.0 and record.scores["oa_f1"] == 1.0
+        assert record.scores["valid"] == 1.0
+        assert record.scores["token_ratio"] == pytest.approx(1.0)
+    tables = bench.report_tables(evals)
+    assert tables[0].columns[:5] == ["method", "challenge", "query type", "n", "P-EM"]
+
+
+async def test_an_output_that_stays_invalid_is_an_error_not_a_crash() -> None:
+    bench = MPTBenchmark(MPTOptions(max_eval=1))
+    records = await _run(bench, ScriptedAPI(responder=lambda r: "not json"))
+    [record] = [r for r in records if r.split == "eval"]
+    assert record.status == "error"
+    assert record.events_of("error")[0].where == "agent"
+    assert record.scores["valid"] == 0.0 and record.scores["p_em"] == 0.0
+
+
+async def test_paraphrase_rewrites_user_turns_and_keeps_them_on_failure() -> None:
+    bench = MPTBenchmark(MPTOptions(paraphrase=True, max_eval=0))
+
+    def respond(request: Request) -> str:
+        text = request.messages[1].content  # the turn to reword (retries append after it)
+        return "broken" if "?" in text else json.dumps({"text": f"In other words: {text}"})
+
+    records = await _run(bench, ScriptedAPI(responder=respond))
+    user_turns = [t for r in records for t in r.turns if t.speaker == "user"]
+    assert any(t.text.startswith("In other words: ") for t in user_turns)
+    failed = [e for r in records for e in r.events_of("error") if e.where == "paraphrase"]
+    kept = [t for t in user_turns if "?" in t.text]
+    assert failed and len(failed) == len(kept)
+    assert not any(t.text.startswith("In other words: ") for t in kept)
+
+
+def test_the_truth_hook_describes_current_preferences() -> None:
+    bench = MPTBenchmark()
+    user = bench.users(1, 2)[0]
+    assert bench.truth(user) and bench.truth(user) == user.ref().truth

@@ -1,0 +1,184 @@
+"""A whole PrefIx session on scripted models: accuracy, alignment, judges, report tables."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+pytest.importorskip("bfcl_eval")
+
+from rapport.agents import Agent
+from rapport.envs import Condition, SessionSpec, create_benchmark
+from rapport.envs.prefix import (
+    PrefixBenchmark,
+    PrefixOptions,
+    SafeExecutor,
+    parse_call,
+    task_by_id,
+    ux_dimensions,
+)
+from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
+from rapport.log import ExperimentConfig, SessionRecord
+from rapport.memory import BaseMemory
+
+TASK = task_by_id("multi_turn_base_12")  # cd, touch, echo, wc: two writes
+WRITES = {"touch", "echo"}
+
+
+def _plan(confirm: bool) -> list[ToolCall]:
+    plan = []
+    for i, call in enumerate(TASK.reference_calls):
+        parsed = parse_call(call)
+        if confirm and parsed.name in WRITES:
+            plan.append(
+                ToolCall(
+                    id=f"q{i}", name="confirmation", arguments={"question": f"Run {parsed.name}?"}
+                )
+            )
+        plan.append(ToolCall(id=f"c{i}", name=parsed.name, arguments=dict(parsed.kwargs)))
+    return plan
+
+
+def _agent(confirm: bool) -> ScriptedAPI:
+    def respond(request: Request) -> str | ToolCall:
+        plan = _plan(confirm)
+        done = sum(m.role == "tool" for m in request.messages)
+        return plan[done] if done < len(plan) else "All done."
+
+    return ScriptedAPI(responder=respond)
+
+
+def _user(request: Request) -> str:
+    if request.json_schema is not None:
+        return json.dumps({"instruction": " ".join(TASK.turns)})
+    last = request.messages[-1].content
+    if "All done" in last:
+        return "Great, thanks. <END>"
+    return "Yes, go ahead." if "?" in last else "Please work on my summary file."
+
+
+def _judge(score: int, turns: list[int]) -> ScriptedAPI:
+    entry = {"score": score, "justification": "seen", "evidence_turns": turns}
+    return ScriptedAPI(responder=lambda _r: json.dumps({d.id: entry for d in ux_dimensions()}))
+
+
+def _models(confirm: bool, user: Callable[[Request], str] = _user) -> ModelRoles:
+    return ModelRoles(
+        {
+            "agent": _agent(confirm),
+            "user": ScriptedAPI(responder=user),
+            "judge": _judge(4, [0, 1]),
+            "judge2": _judge(2, [2]),
+        }
+    )
+
+
+def _bench(**options: str) -> PrefixBenchmark:
+    config = ExperimentConfig(benchmark="prefix", memory=["none", "reflection"], options=options)
+    bench = create_benchmark(config)
+    assert isinstance(bench, PrefixBenchmark)
+    return bench
+
+
+async def _session(
+    bench: PrefixBenchmark,
+    prompting: str,
+    confirm: bool,
+    user_model: Callable[[Request], str] = _user,
+) -> SessionRecord:
+    user = next(u for u in bench.users(1, 0) if u.preferences == ["confirm_each_write"])
+    spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task={"task_id": TASK.id, "seed": 0})
+    models = _models(confirm, user_model)
+    condition = Condition(
+        name=f"{prompting}+none", memory="none", settings={"prompting": prompting}
+    )
+    record = await bench.run_session(
+        spec, user, Agent(models.get("agent")), BaseMemory(models), models, condition=condition
+    )
+    record.scores = bench.score(record)
+    return record
+
+
+def test_cli_strings_become_options_and_conditions_pair_prompting_with_memory() -> None:
+    bench = _bench(condition="no_p,p", settings="confirm_each_write,announce_tools", tasks="2")
+    assert bench.options.tasks == 2 and bench.options.condition == ["no_p", "p"]
+    config = ExperimentConfig(benchmark="prefix", memory=["none", "reflection"])
+    names = [c.name for c in bench.conditions(config)]
+    assert names == ["no_p+none", "no_p+reflection", "p+none", "p+reflection"]
+    user = bench.users(3, 0)[0]
+    sessions = bench.sessions(user, 5, seed=1)
+    assert len(sessions) == 2 and sessions == bench.sessions(user, 5, seed=1)
+    with pytest.raises(ValueError):
+        PrefixOptions.model_validate({"settings": "no_such_setting"})
+
+
+async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignment() -> None:
+    record = await _session(_bench(settings="confirm_each_write"), "p", confirm=True)
+    assert record.scores["accuracy"] == 1.0 and record.scores["success"] == 1.0
+    assert record.scores["align_recall"] == 1.0 and record.scores["align_precision"] == 1.0
+    asked = [e.name for e in record.events_of("tool_call") if e.interaction]
+    assert asked == ["confirmation", "confirmation"]
+    assert record.scores["ux"] == pytest.approx(3.0)  # (4 + 2) / 2 on every dimension
+    judged = record.events_of("judge")
+    assert len(judged) == 2 * len(ux_dimensions())
+    turn_ids = {t.index for t in record.turns}
+    assert all(set(e.evidence_turns) <= turn_ids for e in judged)
+    assert record.turns[-1].speaker == "user" and "<END>" in record.turns[-1].text
+
+
+async def test_report_tables_show_gains_and_reliability() -> None:
+    bench = _bench(settings="confirm_each_write")
+    plain = await _session(bench, "no_p", confirm=False)
+    asked = await _session(bench, "p", confirm=True)
+    assert plain.scores["align_recall"] == 0.0 and asked.scores["align_recall"] == 1.0
+    tables = bench.report_tables([plain, asked])
+    titles = [t.title for t in tables]
+    assert len(titles) == 4 and "reliability" in titles[-1]
+    alignment = {(r[1], r[2]): r[4] for r in tables[2].rows if r[0] == "pace"}
+    assert alignment[("align_recall", "p+none")] is None  # no_p recall is 0: gain undefined
+    summary = {r[0]: r for r in tables[0].rows}
+    assert summary["p+none"][3] == 1.0  # accuracy
+
+
+async def test_a_user_that_keeps_naming_its_preference_ends_the_session_with_an_error() -> None:
+    def leaky(request: Request) -> str:
+        if request.json_schema is not None:
+            return _user(request)
+        return "Please ask for my confirmation before each change."
+
+    record = await _session(_bench(settings="confirm_each_write"), "no_p", False, leaky)
+    errors = record.events_of("error")
+    assert [e.where for e in errors] == ["user"]
+    assert record.status == "error"
+    assert not record.turns  # the leaking message never reached the agent
+
+
+def test_confirmation_users_only_get_tasks_with_two_writes() -> None:
+    bench = _bench(settings="confirm_each_write", tasks="3")
+    for spec in bench.sessions(bench.users(1, 0)[0], 3, seed=0):
+        task = task_by_id(spec.task["task_id"])
+        trial = SafeExecutor(task)
+        assert sum(trial.run(call).wrote for call in task.reference_calls) >= 2
+
+
+def test_combined_users_hold_preferences_of_different_attributes() -> None:
+    bench = _bench(settings="confirm_each_write,no_confirmation,announce_tools", combine="2")
+    groups = [u.preferences for u in bench.users(1, 0)]
+    assert groups[0] == ["confirm_each_write", "announce_tools"]  # skips the same attribute
+    assert all(len(g) == 2 for g in groups)
+
+
+async def test_a_combined_user_is_aligned_per_preference() -> None:
+    bench = _bench(settings="confirm_each_write,announce_tools", combine="2")
+    user = bench.users(1, 0)[0]
+    spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task={"task_id": TASK.id, "seed": 0})
+    models = _models(confirm=True)
+    condition = Condition(name="p+none", memory="none", settings={"prompting": "p"})
+    record = await bench.run_session(
+        spec, user, Agent(models.get("agent")), BaseMemory(models), models, condition=condition
+    )
+    per = {a["setting"]: a["recall"] for a in record.outcome["alignment"]}
+    assert per == {"confirm_each_write": 1.0, "announce_tools": 0.0}
+    assert bench.score(record)["align_recall"] == 0.5

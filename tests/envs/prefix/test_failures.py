@@ -1,0 +1,36 @@
+"""Failure injection is deterministic by seed and leaves state untouched."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+pytest.importorskip("bfcl_eval")
+
+from rapport.envs.prefix import FailurePlan, SafeExecutor, plan_failures, task_by_id
+
+NAMES = ["cd", "mkdir", "mv", "grep", "sort", "diff"]
+
+
+@given(seed=st.integers(0, 10_000), key=st.text(max_size=20))
+def test_the_same_seed_and_task_always_fail_the_same_call(seed: int, key: str) -> None:
+    assert plan_failures(NAMES, seed=seed, key=key) == plan_failures(NAMES, seed=seed, key=key)
+
+
+def test_seeds_spread_failures_over_different_calls_and_never_navigation() -> None:
+    chosen = {next(iter(plan_failures(NAMES, seed=s, key="t").targets)) for s in range(50)}
+    assert len(chosen) > 2
+    assert "cd" not in chosen
+
+
+def test_an_injected_failure_changes_nothing_and_a_retry_succeeds() -> None:
+    trial = SafeExecutor(
+        task_by_id("multi_turn_base_0"), failures=FailurePlan(targets={"mkdir": 1})
+    )
+    trial.run("cd(folder='document')")
+    failed = trial.run("mkdir(dir_name='temp')")
+    assert failed.injected and failed.error and not failed.wrote
+    assert "temp" not in trial.run("ls()").result
+    retried = trial.run("mkdir(dir_name='temp')")
+    assert not retried.injected and retried.wrote

@@ -1,0 +1,65 @@
+"""The simulated user never names its preference; coarsening keeps every stated value."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("bfcl_eval")
+
+from rapport.envs.prefix import (
+    PreferenceLeak,
+    UserSimulator,
+    coarsen,
+    get_setting,
+    leaked_terms,
+    required_literals,
+    task_by_id,
+)
+from rapport.llm import Model, ScriptedAPI
+
+SETTING = get_setting("confirm_each_write")
+
+
+def test_leak_check_finds_keywords_and_the_setting_name() -> None:
+    assert leaked_terms("Please CONFIRM with me first", [SETTING]) == ["confirm"]
+    assert leaked_terms("confirm each write, ok?", [SETTING]) == ["confirm", "confirm each write"]
+    assert leaked_terms("Move the report to temp, thanks.", [SETTING]) == []
+
+
+async def test_a_leaking_reply_is_retried_with_the_words_to_avoid() -> None:
+    api = ScriptedAPI(["I want you to ask permission first.", "Hmm, you changed it already?"])
+    user = UserSimulator(Model(api, role="user"), [SETTING], "Move report.pdf to temp.")
+    assert await user.reply([]) == "Hmm, you changed it already?"
+    assert "permission" in api.requests[1].messages[-1].content
+
+
+async def test_a_user_that_keeps_leaking_raises_after_the_retries() -> None:
+    api = ScriptedAPI(["Please confirm."] * 3)
+    user = UserSimulator(Model(api, role="user"), [SETTING], "Move report.pdf to temp.", retries=2)
+    with pytest.raises(PreferenceLeak):
+        await user.reply([])
+    assert len(api.requests) == 3
+
+
+def test_the_prompt_gives_the_cue_but_the_user_is_told_not_to_name_it() -> None:
+    prompt = UserSimulator(Model(ScriptedAPI(["x"])), [SETTING], "Do X.").system_prompt()
+    assert SETTING.cue in prompt and '"confirm"' in prompt and "Do X." in prompt
+
+
+def test_required_literals_are_the_ground_truth_values_the_turns_state() -> None:
+    literals = required_literals(task_by_id("multi_turn_base_0"))
+    assert "final_report.pdf" in literals and "budget analysis" in literals
+    assert "document" in literals
+
+
+async def test_coarsening_retries_then_drops_a_task_that_loses_values() -> None:
+    task = task_by_id("multi_turn_base_0")
+    bad = json.dumps({"instruction": "Tidy my reports."})
+    dropped = await coarsen(task, Model(ScriptedAPI([bad] * 3)), retries=2)
+    assert dropped.instruction is None
+    assert "final_report.pdf" in dropped.missing and "dropped" in dropped.reason
+    good = json.dumps({"instruction": " ".join(task.turns)})
+    kept = await coarsen(task, Model(ScriptedAPI([bad, good])), retries=2)
+    assert kept.instruction == " ".join(task.turns)

@@ -1,0 +1,157 @@
+"""The runner on the scripted benchmark: pairing, commits, resume, errors, the cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from runner_fakes import aware_reply
+
+from rapport.eval import ExperimentConfig, ExperimentError, run_experiment
+from rapport.llm import ModelError, ModelRoles, Request, ScriptedAPI
+from rapport.store import RunStore, SqliteCache
+
+pytestmark = pytest.mark.usefixtures("registered")
+
+
+def _config(run_dir: Path, **fields: object) -> ExperimentConfig:
+    base = {
+        "benchmark": "scripted",
+        "memory": ["none", "notes"],
+        "users": 3,
+        "sessions": 4,
+        "max_turns": 2,
+        "run_dir": run_dir,
+        "models": {"all": "fake/aware"},
+    }
+    return ExperimentConfig.model_validate({**base, **fields})
+
+
+def _aware(cache: SqliteCache | None = None) -> ModelRoles:
+    return ModelRoles({"all": ScriptedAPI(responder=aware_reply)}, cache=cache)
+
+
+def _crash_on_call(n: int) -> ModelRoles:
+    """A model that works for n agent calls and then raises a bug-like error."""
+    seen = {"agent": 0}
+
+    def reply(request: Request) -> str:
+        if request.messages[0].role == "system":
+            seen["agent"] += 1
+            if seen["agent"] > n:
+                raise RuntimeError("power cut")
+        return aware_reply(request)
+
+    return ModelRoles({"all": ScriptedAPI(responder=reply)})
+
+
+def _table(run_dir: Path) -> list[tuple[str, str, int, str, dict[str, float]]]:
+    store = RunStore(run_dir, create=False)
+    return [(r.condition, r.user_id, r.index, r.spec_id, r.scores) for r in store.sessions()]
+
+
+async def test_conditions_share_users_and_sessions_and_memory_reaches_the_agent(
+    tmp_path: Path,
+) -> None:
+    result = await run_experiment(_config(tmp_path), progress=False)
+    assert result.sessions_run == 24 and result.errors == 0
+    rows = _table(tmp_path)
+    pairs = {c: [(u, i, s) for cc, u, i, s, _ in rows if cc == c] for c in ("none", "notes")}
+    assert pairs["none"] == pairs["notes"] and len(pairs["none"]) == 12
+    hits = {(c, i): sc["hit"] for c, _u, i, _s, sc in rows}
+    assert hits[("none", 3)] == 0.0  # no memory: the agent never learns the word
+    assert hits[("notes", 0)] == 0.0 and hits[("notes", 3)] == 1.0  # notes: from session 1 on
+
+
+async def test_a_crash_between_sessions_keeps_exactly_the_finished_ones(tmp_path: Path) -> None:
+    config = _config(tmp_path, memory=["notes"], users=1)
+    with pytest.raises(RuntimeError, match="power cut"):
+        await run_experiment(config, models=_crash_on_call(5), progress=False)
+    store = RunStore(tmp_path, create=False)
+    assert store.done("notes", "u0") == {0, 1}  # two agent calls per session: 4 made it
+    latest = store.latest_memory("notes", "u0")
+    assert latest is not None and latest.version == 2 and len(latest.state.items) == 2
+
+
+async def test_resume_skips_done_sessions_restores_memory_and_matches_a_clean_run(
+    tmp_path: Path,
+) -> None:
+    config = _config(tmp_path / "resumed")
+    with pytest.raises(RuntimeError):
+        await run_experiment(config, models=_crash_on_call(17), progress=False)
+    resumed = await run_experiment(config, models=_aware(), progress=False)
+    await run_experiment(_config(tmp_path / "clean"), models=_aware(), progress=False)
+    assert resumed.sessions_skipped > 0
+    assert resumed.sessions_run + resumed.sessions_skipped == 24
+    assert _table(tmp_path / "resumed") == _table(tmp_path / "clean")
+    store = RunStore(tmp_path / "resumed", create=False)
+    final = store.latest_memory("notes", "u2")
+    assert final is not None and [i.id for i in final.state.items] == ["n0", "n1", "n2", "n3"]
+
+
+async def test_rerunning_a_finished_run_makes_no_model_calls(tmp_path: Path) -> None:
+    cache = SqliteCache(tmp_path / "cache.sqlite")
+    first = await run_experiment(_config(tmp_path / "a"), models=_aware(cache), progress=False)
+    again = await run_experiment(_config(tmp_path / "a"), models=_aware(cache), progress=False)
+    fresh_dir = await run_experiment(_config(tmp_path / "b"), models=_aware(cache), progress=False)
+    assert first.model_calls > 0
+    assert (again.sessions_run, again.model_calls, again.cached_calls) == (0, 0, 0)
+    assert fresh_dir.sessions_run == 24 and fresh_dir.model_calls == 0
+    assert _table(tmp_path / "a") == _table(tmp_path / "b")
+
+
+async def test_model_errors_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
+    result = await run_experiment(
+        _config(tmp_path, models={"all": "fake/broken"}, memory=["none"]), progress=False
+    )
+    assert result.sessions_run == 12 and result.errors == 12
+    records = RunStore(tmp_path, create=False).sessions()
+    assert all(r.status == "error" for r in records)
+    event = records[0].events_of("error")[0]
+    assert event.where == "run_session" and "server is down" in event.message
+    assert records[0].usage and records[0].usage[0].error is not None
+
+
+async def test_a_failing_learn_is_an_error_event_not_a_failed_session(tmp_path: Path) -> None:
+    await run_experiment(_config(tmp_path, memory=["forgetful"], users=1), progress=False)
+    records = RunStore(tmp_path, create=False).sessions()
+    assert [r.status for r in records] == ["ok"] * 4
+    assert all(r.events_of("error")[0].where == "memory.learn" for r in records)
+
+
+async def test_concurrency_changes_nothing_but_speed(tmp_path: Path) -> None:
+    await run_experiment(_config(tmp_path / "one"), progress=False)
+    await run_experiment(_config(tmp_path / "many", concurrency=4), progress=False)
+    assert _table(tmp_path / "one") == _table(tmp_path / "many")
+
+
+async def test_a_different_config_on_an_existing_run_dir_is_refused(tmp_path: Path) -> None:
+    await run_experiment(_config(tmp_path, users=1), progress=False)
+    with pytest.raises(ExperimentError, match="users: 1 -> 2"):
+        await run_experiment(_config(tmp_path, users=2), progress=False)
+    again = await run_experiment(_config(tmp_path, users=1, concurrency=3), progress=False)
+    assert again.sessions_skipped == 8
+
+
+async def test_train_sessions_build_memory_but_are_marked_train(tmp_path: Path) -> None:
+    await run_experiment(
+        _config(tmp_path, options={"train_sessions": "2"}, users=1), progress=False
+    )
+    records = RunStore(tmp_path, create=False).sessions(condition="notes")
+    assert [r.split for r in records] == ["train", "train", "eval", "eval"]
+    assert records[2].scores["hit"] == 1.0
+
+
+def test_bad_names_fail_before_anything_is_written(tmp_path: Path) -> None:
+    from rapport.eval import prepare_experiment
+
+    for fields in (
+        {"benchmark": "nope"},
+        {"memory": ["zzz"]},
+        {"models": {"all": "fake/what"}},
+        {"options": {"delay": "-1"}},
+    ):
+        with pytest.raises(ExperimentError):
+            prepare_experiment(_config(tmp_path / "run", **fields))
+    assert not (tmp_path / "run").exists()
+    assert issubclass(ExperimentError, ValueError) and not issubclass(ModelError, ExperimentError)

@@ -1,0 +1,126 @@
+"""The embedded llama.cpp provider on the small embedded model (real weights, short outputs)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, Field
+
+from rapport.llm import (
+    Completion,
+    GenerateConfig,
+    InMemoryCache,
+    Message,
+    Model,
+    ModelAPI,
+    ModelError,
+    Request,
+    ToolSpec,
+    create_api,
+    record_calls,
+    serve_model,
+)
+
+SMALL = "llamacpp/qwen2.5-coder-0.5b"
+pytestmark = pytest.mark.real_model
+
+
+class Capital(BaseModel):
+    country: str = Field(max_length=30)
+    capital: str = Field(max_length=30)
+
+
+WEATHER = ToolSpec(
+    name="get_weather",
+    description="Current weather for a city.",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
+)
+
+
+@pytest.fixture(scope="module")
+def small() -> ModelAPI:
+    try:
+        return create_api(SMALL)
+    except ModelError as exc:
+        pytest.skip(f"embedded model not available: {exc}")
+
+
+class CountingAPI:
+    """Delegates to a provider and counts the calls that reach it."""
+
+    def __init__(self, api: ModelAPI) -> None:
+        self.api = api
+        self.name = api.name
+        self.calls = 0
+
+    async def complete(self, request: Request) -> Completion:
+        self.calls += 1
+        return await self.api.complete(request)
+
+
+def _ask(text: str) -> list[Message]:
+    return [Message(role="user", content=text)]
+
+
+async def test_plain_generation_counts_real_tokens(small: ModelAPI) -> None:
+    out = await Model(small).generate(
+        _ask("Reply with one word: the colour of the sky on a clear day."),
+        config=GenerateConfig(max_tokens=8),
+    )
+    assert out.text.strip()
+    assert out.usage.prompt_tokens > 10
+    assert 0 < out.usage.completion_tokens <= 8
+
+
+async def test_schema_output_is_decoded_under_the_grammar(small: ModelAPI) -> None:
+    out = await Model(small).generate(
+        _ask("Give the capital of France as JSON with keys country and capital."),
+        schema=Capital,
+        config=GenerateConfig(max_tokens=40, max_retries=0),
+    )
+    assert isinstance(out.parsed, Capital)
+    assert "paris" in out.parsed.capital.lower()
+
+
+async def test_a_tool_call_is_parsed_from_the_reply(small: ModelAPI) -> None:
+    out = await Model(small).generate(
+        _ask("What is the weather in Paris right now?"),
+        tools=[WEATHER],
+        config=GenerateConfig(max_tokens=40),
+    )
+    assert [c.name for c in out.tool_calls] == ["get_weather"]
+    assert "paris" in str(out.tool_calls[0].arguments.get("city", "")).lower()
+
+
+async def test_the_same_request_twice_reaches_the_engine_once(small: ModelAPI) -> None:
+    counting = CountingAPI(small)
+    model = Model(counting, cache=InMemoryCache())
+    messages = _ask("Say hi.")
+    with record_calls() as calls:
+        first = await model.generate(messages, config=GenerateConfig(max_tokens=4))
+        second = await model.generate(messages, config=GenerateConfig(max_tokens=4))
+    assert counting.calls == 1
+    assert second.text == first.text and second.cached and not first.cached
+    assert [c.cached for c in calls] == [False, True]
+
+
+async def test_the_served_model_answers_openai_clients_with_schema_output() -> None:
+    try:
+        server = serve_model(SMALL, n_ctx=2048)
+        served = server.__enter__()
+    except ModelError as exc:
+        pytest.skip(f"model server not available: {exc}")
+    try:
+        assert served.base_url.startswith("http://127.0.0.1:")
+        api = create_api(served.spec, base_url=served.base_url, max_retries=0)
+        out = await Model(api).generate(
+            _ask("Give the capital of France as JSON with keys country and capital."),
+            schema=Capital,
+            config=GenerateConfig(max_tokens=40, max_retries=0),
+        )
+        assert isinstance(out.parsed, Capital) and out.usage.completion_tokens > 0
+    finally:
+        server.__exit__(None, None, None)

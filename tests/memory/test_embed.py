@@ -1,0 +1,41 @@
+"""The shared embedder: unit rows, determinism, and similarity that means something."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rapport.memory import HashingEmbedder, get_embedder
+from rapport.memory._embed import minilm_path
+
+
+def test_hashing_rows_are_unit_float32_and_deterministic() -> None:
+    emb = get_embedder("hashing")
+    assert emb.name == "hashing"
+    a = emb.encode(["cheap compact car", "a quiet hotel room", ""])
+    assert a.dtype == np.float32 and a.shape == (3, HashingEmbedder().dim)
+    assert np.allclose(np.linalg.norm(a[:2], axis=1), 1.0) and not a[2].any()
+    assert np.array_equal(
+        a, HashingEmbedder().encode(["cheap compact car", "a quiet hotel room", ""])
+    )
+
+
+def test_hashing_similarity_prefers_shared_words() -> None:
+    q, near, far = get_embedder("hashing").encode(
+        ["rent a compact car", "a compact rental car please", "vegan dinner for four"]
+    )
+    assert q @ near > q @ far
+
+
+def test_unknown_name_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown embedder"):
+        get_embedder("nope")
+
+
+@pytest.mark.skipif(minilm_path() is None, reason="the embeddings extra is not installed")
+def test_minilm_from_the_installed_package() -> None:
+    emb = get_embedder("auto")
+    assert emb.name == "all-MiniLM-L6-v2"
+    q, near, far = emb.encode(["cheap flights", "low-cost airline tickets", "a jazz concert"])
+    assert q.shape == (384,) and abs(float(np.linalg.norm(q)) - 1.0) < 1e-4
+    assert q @ near > q @ far

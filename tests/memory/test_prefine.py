@@ -1,0 +1,102 @@
+"""PRefine's generate -> verify -> refine loop on the scripted model."""
+
+from __future__ import annotations
+
+import json
+
+from rapport.llm import ModelRoles, Request, ScriptedAPI
+from rapport.log import SessionRecord, Turn
+from rapport.memory import SessionInfo, UserRef, create_memory
+
+OK = {"support": True, "abstraction": True, "actionable": True, "temporal": True}
+
+
+def _record(index: int = 0) -> SessionRecord:
+    return SessionRecord(
+        condition="c",
+        user_id="u",
+        index=index,
+        spec_id="s",
+        turns=[Turn(index=0, speaker="user", text="Cheapest option please, just me.")],
+    )
+
+
+class Script:
+    """Generator and verifier replies by round; remembers every generator prompt."""
+
+    def __init__(self, generations: list[list[str]], verdicts: list[list[dict]]) -> None:
+        self.generations, self.verdicts = generations, verdicts
+        self.generator_prompts: list[str] = []
+
+    def __call__(self, request: Request) -> str:
+        title = request.json_schema["title"] if request.json_schema else ""
+        if title == "HypothesisSet":
+            self.generator_prompts.append(request.messages[-1].content)
+            texts = self.generations[min(len(self.generator_prompts), len(self.generations)) - 1]
+            return json.dumps(
+                {"hypotheses": [{"text": t, "level": "cross-domain", "support": 2} for t in texts]}
+            )
+        verdicts = self.verdicts[min(len(self.generator_prompts), len(self.verdicts)) - 1]
+        return json.dumps({"verdicts": [{"index": i, **v} for i, v in enumerate(verdicts)]})
+
+
+async def test_a_rejected_hypothesis_returns_with_the_verifiers_feedback() -> None:
+    script = Script(
+        generations=[["keeps costs low", "booked Blue Fern on May 2"], ["travels alone"]],
+        verdicts=[[OK, {**OK, "abstraction": False, "feedback": "restates one booking"}], [OK]],
+    )
+    memory = create_memory("prefine", ModelRoles({"all": ScriptedAPI(responder=script)}))
+    user = UserRef(id="u")
+    await memory.learn(user, _record())
+    assert len(script.generator_prompts) == 2
+    assert "feedback" not in script.generator_prompts[0].lower()
+    second = script.generator_prompts[1]
+    assert "booked Blue Fern on May 2" in second and "restates one booking" in second
+    assert "fails abstraction" in second
+    texts = [i.text for i in memory.snapshot(user).items]
+    assert texts == ["keeps costs low", "travels alone"]
+    rounds = memory.snapshot(user).data["last_rounds"]
+    assert [r["round"] for r in rounds] == [1, 2]
+    assert rounds[0]["rejected"] == {1: "fails abstraction: restates one booking"}
+
+
+async def test_the_loop_stops_after_three_rounds_and_keeps_the_prior_memory() -> None:
+    accept = Script(generations=[["keeps costs low"]], verdicts=[[OK]])
+    roles = ModelRoles({"all": ScriptedAPI(responder=accept)})
+    memory = create_memory("prefine", roles)
+    user = UserRef(id="u")
+    await memory.learn(user, _record(0))
+    reject = Script(
+        generations=[["likes Tuesdays"]],
+        verdicts=[[{**OK, "support": False, "feedback": "seen once"}]],
+    )
+    memory.models = ModelRoles({"all": ScriptedAPI(responder=reject)})
+    await memory.learn(user, _record(1))
+    assert len(reject.generator_prompts) == 3
+    assert [i.text for i in memory.snapshot(user).items] == ["keeps costs low"]
+    assert "keeps costs low" in reject.generator_prompts[0]  # the prior memory is shown
+
+
+async def test_a_missing_verdict_counts_as_a_rejection() -> None:
+    script = Script(generations=[["keeps costs low", "travels alone"]], verdicts=[[OK], []])
+    memory = create_memory(
+        "prefine", ModelRoles({"all": ScriptedAPI(responder=script)}), max_rounds=2
+    )
+    user = UserRef(id="u")
+    await memory.learn(user, _record())
+    assert "no verdict" in script.generator_prompts[1]
+    assert [i.text for i in memory.snapshot(user).items] == ["keeps costs low"]
+
+
+async def test_context_is_one_compact_line_within_budget() -> None:
+    script = Script(
+        generations=[["keeps costs low", "travels alone", "likes mornings"]],
+        verdicts=[[OK, OK, OK]],
+    )
+    memory = create_memory(
+        "prefine", ModelRoles({"all": ScriptedAPI(responder=script)}), max_chars=40
+    )
+    user = UserRef(id="u")
+    await memory.learn(user, _record())
+    text = await memory.context(user, SessionInfo(index=1, benchmark="mpt"))
+    assert text == "Likely preferences: keeps costs low; travels alone."

@@ -1,0 +1,177 @@
+"""PRIME end to end on a gym with the scripted model: learn, retrieve, freeze, export, transfer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rapport.agents import Agent
+from rapport.envs import Condition
+from rapport.envs.gyms import GymBenchmark, GymOptions
+from rapport.llm import Message, ModelRoles, Request, ScriptedAPI, ToolCall
+from rapport.log import SessionRecord
+from rapport.memory import HashingEmbedder, UserRef
+from rapport.memory.prime import (
+    Conditions,
+    Experience,
+    ExperienceLibrary,
+    PrimeMemory,
+    library_from_state,
+)
+
+
+def responder(request: Request) -> str | ToolCall:
+    title = (request.json_schema or {}).get("title")
+    if title == "Distillation":
+        return json.dumps(
+            {
+                "experiences": [
+                    {
+                        "situation": f"probing the hidden function, step {i}",
+                        "action": "queried f",
+                        "outcome": "learned one value",
+                        "lesson": "vary one input at a time",
+                        "preconditions": ["the rule is unknown"],
+                    }
+                    for i in range(3)
+                ]
+            }
+        )
+    if title == "Rewrite":
+        return json.dumps({"situation": "s", "action": "a", "outcome": "o", "lesson": "l"})
+    if request.tools:
+        return ToolCall(name="use_experience_1")
+    asked = sum(m.role == "assistant" for m in request.messages)
+    return "[action] f(1, 2, 3, 4)" if asked < 2 else "[answer] rule: a; value: 0"
+
+
+def roles(name: str = "scripted/a") -> ModelRoles:
+    return ModelRoles({"all": ScriptedAPI(responder=responder, name=name)})
+
+
+async def run_all(memory: PrimeMemory, models: ModelRoles, train: int = 2) -> list[SessionRecord]:
+    bench = GymBenchmark(
+        GymOptions(env=["function"], train_episodes=train, eval_episodes=1, horizon=4)
+    )
+    user = bench.users(1, seed=0)[0]
+    records = []
+    for spec in bench.sessions(user, 0, seed=0):
+        record = await bench.run_session(
+            spec,
+            user,
+            Agent(models.get("agent")),
+            memory,
+            models,
+            condition=Condition(name="prime", memory="prime"),
+        )
+        record.scores = bench.score(record)
+        if spec.learn:
+            await memory.learn(user.ref(), record)
+        records.append(record)
+    return records
+
+
+async def _first_library() -> list[Experience]:
+    models = roles()
+    memory = prime(models)
+    await run_all(memory, models, train=1)
+    return sorted(memory.library.experiences.values(), key=lambda e: e.id)
+
+
+def prime(models: ModelRoles, **options: object) -> PrimeMemory:
+    return PrimeMemory(models, embedder=HashingEmbedder(), min_similarity=0.0, **options)
+
+
+async def test_train_episodes_build_a_library_that_later_episodes_retrieve() -> None:
+    models = roles()
+    memory = prime(models)
+    records = await run_all(memory, models)
+    first = memory.library.history[0]
+    assert first.added == ["exp-1", "exp-2", "exp-3"] and "function:train" in first.note
+    # two turns after the opening of a horizon-4 episode: t/H = 0, .25, .5
+    snapshot = await _first_library()
+    assert [e.stage for e in snapshot] == ["exploration", "verification", "verification"]
+    assert {e.zone for e in snapshot} == {"warning"}  # the scripted agent fails
+    assert all(e.conditions.envs == ["function"] for e in snapshot)
+    assert [e.conditions.turn_range for e in snapshot] == [(0, 0), (1, 1), (2, 2)]
+    assert records[1].events_of("recall"), "the second train episode retrieves experiences"
+    recall = records[1].events_of("recall")[0].text
+    assert recall.startswith("Warnings (avoid this):")
+    assert records[0].scores == {"reward": 0.0, "success": 0.0}
+
+
+async def test_eval_episodes_leave_the_library_frozen() -> None:
+    models = roles()
+    memory = prime(models)
+    records = await run_all(memory, models)
+    before = memory.library.model_dump_json()
+    await memory.learn(UserRef(id="function-0"), records[-1])  # an eval record
+    assert records[-1].split == "eval" and memory.library.model_dump_json() == before
+
+
+async def test_usage_is_tracked_for_retrieved_experiences() -> None:
+    models = roles()
+    memory = prime(models, iterations=1)  # no pruning: keep the used ones to inspect
+    records = await run_all(memory, models, train=2)
+    used = [e for e in memory.library.experiences.values() if e.uses]
+    assert used and all(e.uses == 1 and e.successes == 0 for e in used)
+    poor = records[1].outcome["trajectory_reward"] <= 0.3
+    assert all(e.poor_uses == int(poor) for e in used)
+
+
+async def test_snapshot_restores_the_shared_library_for_any_user() -> None:
+    models = roles()
+    memory = prime(models)
+    await run_all(memory, models)
+    state = memory.snapshot(UserRef(id="function-0"))
+    assert state.items and state.items[0].provenance
+    fresh = prime(roles())
+    fresh.restore(UserRef(id="telepathy-0"), state)
+    assert fresh.library.model_dump() == memory.library.model_dump()
+    assert library_from_state(state).version == memory.library.version
+
+
+async def test_library_exports_and_loads_under_another_model(tmp_path: Path) -> None:
+    models = roles("scripted/builder")
+    memory = prime(models)
+    await run_all(memory, models)
+    md = memory.library.to_markdown()
+    assert "## Preferences (how users respond)" in md and "**Lesson:** vary one input" in md
+    assert "Built with `scripted/builder`" in md
+    path = tmp_path / "library.json"
+    memory.save(path)
+    other = prime(roles("scripted/other"), library_path=str(path))
+    assert other.library.experiences.keys() == memory.library.experiences.keys()
+    json.loads(path.read_text())
+
+
+async def test_selection_model_picks_among_candidates_via_tools() -> None:
+    lib = ExperienceLibrary()
+    for i in range(5):
+        lib.add(
+            Experience(
+                id=f"exp-{i}",
+                situation=f"case {i}",
+                action="ask",
+                outcome="ok",
+                lesson=f"lesson {i}",
+                stage="exploration",
+                zone="golden",
+                conditions=Conditions(envs=["function"]),
+            )
+        )
+    memory = prime(roles())
+    memory.library = lib
+    from rapport.memory import SessionInfo
+
+    await memory.context(
+        UserRef(id="u"),
+        SessionInfo(index=0, benchmark="gym", attributes={"env": "function", "horizon": 16}),
+    )
+    text = await memory.recall(UserRef(id="u"), [Message(role="user", content="case 3")])
+    assert text.count("\n- ") == 1 and "lesson" in text
+    elsewhere = await memory.recall(
+        UserRef(id="u"),
+        [Message(role="user", content="x")] + [Message(role="assistant", content="y")] * 8,
+    )
+    assert elsewhere == ""  # turn 8 of 16 is the verification stage: no candidates

@@ -1,0 +1,59 @@
+"""Credit assignment, stage and zone against hand-computed examples."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rapport.memory.prime import equalized, key_turns, reward_to_go, stage_of, zone_of
+
+
+def test_reward_to_go_by_hand() -> None:
+    # G3 = .5; G2 = .8*.5 = .4; G1 = .8*.4 = .32; G0 = 1 + .8*.32 = 1.256
+    assert reward_to_go([1, 0, 0, 0.5]) == pytest.approx([1.256, 0.32, 0.4, 0.5])
+    assert reward_to_go([0, 0, 1]) == pytest.approx([0.64, 0.8, 1.0])
+
+
+def test_key_turns_pick_the_top_three_by_credit_magnitude() -> None:
+    # G = [.4096, .512, .64, .8, 1.0]: the last three carry the most credit
+    assert key_turns([0, 0, 0, 0, 1]) == [2, 3, 4]
+    # G4 = .1, G3 = .08, G2 = .064, G1 = .0512, G0 = -1 + .04096 = -.95904
+    assert key_turns([-1, 0, 0, 0, 0.1]) == [0, 3, 4]
+    assert key_turns([0.2]) == [0]
+    assert key_turns([]) == []
+
+
+def test_equalized_credit_spreads_its_picks() -> None:
+    assert equalized([0, 0, 0, 1], 0.8) == pytest.approx([0.2] * 4)
+    # round(0 / 2 * 9) = 0, round(1 / 2 * 9) = round(4.5) = 4, 9
+    assert key_turns([0.0] * 10, trajectory_reward=1.0, method="equalized") == [0, 4, 9]
+    assert key_turns([0.0, 1.0], method="equalized") == [0, 1]
+
+
+def test_stage_boundaries_at_horizon_16() -> None:
+    stages = [stage_of(t, 16) for t in range(16)]
+    assert stages[:4] == ["exploration"] * 4
+    assert stages[4:12] == ["verification"] * 8
+    assert stages[12:] == ["completion"] * 4
+
+
+def test_zone_thresholds() -> None:
+    assert [zone_of(r) for r in (1.0, 0.7, 0.69, 0.5, 0.31, 0.3, 0.0)] == [
+        "golden",
+        "golden",
+        "preference",
+        "preference",
+        "preference",
+        "warning",
+        "warning",
+    ]
+
+
+@given(st.lists(st.floats(-1, 1), min_size=1, max_size=16))
+def test_key_turns_are_sorted_distinct_and_at_most_three(rewards: list[float]) -> None:
+    keys = key_turns(rewards)
+    assert keys == sorted(set(keys)) and len(keys) == min(3, len(rewards))
+    g = reward_to_go(rewards)
+    worst_kept = min(abs(g[k]) for k in keys)
+    assert all(abs(g[t]) <= worst_kept + 1e-12 for t in range(len(rewards)) if t not in keys)

@@ -1,0 +1,134 @@
+"""Evolution operators fire at their probabilities; rewrites keep lineage; pruning rules."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pytest
+
+from rapport.llm import ModelRoles, Request, ScriptedAPI
+from rapport.memory.prime import (
+    Conditions,
+    EvolutionSettings,
+    Experience,
+    ExperienceLibrary,
+    draw_operations,
+    evolve_once,
+    meta_temperature,
+    prune_ids,
+)
+
+
+def exp(i: int, **kw: object) -> Experience:
+    base: dict[str, object] = dict(
+        id=f"exp-{i}",
+        situation=f"situation {i}",
+        action="ask",
+        outcome="ok",
+        lesson="do it",
+        stage="verification",
+        zone="golden",
+        conditions=Conditions(envs=["telepathy"]),
+    )
+    base.update(kw)
+    return Experience.model_validate(base)
+
+
+def library(exps: list[Experience]) -> ExperienceLibrary:
+    lib = ExperienceLibrary()
+    for e in exps:
+        lib.add(e)
+    return lib
+
+
+def fired_share(lib: ExperienceLibrary, operator: str, eligible: int, rounds: int) -> float:
+    rng, s = random.Random(0), EvolutionSettings()
+    fired = sum(
+        op.operator == operator for _ in range(rounds) for op in draw_operations(lib, rng, s)
+    )
+    return fired / (eligible * rounds)
+
+
+def within(share: float, p: float, n: int) -> bool:
+    return abs(share - p) <= 4 * math.sqrt(p * (1 - p) / n)
+
+
+def test_mutation_fires_at_p_010_on_experiences_used_before_poor_outcomes() -> None:
+    lib = library([exp(i, uses=1, poor_uses=1) for i in range(100)])
+    share = fired_share(lib, "mutation", 100, 200)
+    assert within(share, 0.10, 20_000), share
+
+
+def test_generalization_fires_at_p_005_on_reliable_experiences() -> None:
+    lib = library([exp(i, uses=10, successes=8) for i in range(100)])
+    share = fired_share(lib, "generalization", 100, 200)
+    assert within(share, 0.05, 20_000), share
+
+
+def test_crossover_fires_at_p_002_on_complementary_pairs() -> None:
+    exps = [exp(i, zone="golden" if i % 2 else "warning") for i in range(20)]
+    lib = library(exps)  # 10 x 10 = 100 complementary pairs
+    share = fired_share(lib, "crossover", 100, 200)
+    assert within(share, 0.02, 20_000), share
+
+
+def test_ineligible_experiences_never_fire() -> None:
+    lib = library([exp(i) for i in range(50)])  # unused, all golden: nothing applies
+    assert fired_share(lib, "mutation", 50, 50) == 0
+    assert fired_share(lib, "generalization", 50, 50) == 0
+    assert fired_share(lib, "crossover", 50, 50) == 0
+
+
+def test_meta_temperature_anneals_from_1_to_01_over_5_iterations() -> None:
+    s = EvolutionSettings()
+    assert [meta_temperature(i, s) for i in range(5)] == pytest.approx(
+        [1.0, 0.775, 0.55, 0.325, 0.1]
+    )
+
+
+def test_pruning_rules_by_hand() -> None:
+    lib = library(
+        [
+            exp(1, uses=5, successes=4, created_iteration=0),  # kept: used, successful
+            exp(2, uses=1, successes=1, created_iteration=0),  # pruned: used < 2 times
+            exp(3, uses=5, successes=1, created_iteration=0),  # pruned: success 0.2 < 0.3
+            exp(4, uses=0, created_iteration=3),  # kept: too young to judge
+            exp(5, uses=9, successes=9, superseded_by="exp-9"),  # pruned: superseded
+        ]
+    )
+    lib.iteration = 4
+    assert sorted(prune_ids(lib, EvolutionSettings())) == ["exp-2", "exp-3", "exp-5"]
+
+
+def _rewriter(request: Request) -> str:
+    return json.dumps(
+        {
+            "situation": "sharper situation",
+            "action": "ask a narrower question",
+            "outcome": "fewer wasted turns",
+            "lesson": "narrow down early",
+        }
+    )
+
+
+async def test_evolve_once_replaces_a_mutated_experience_and_bumps_the_version() -> None:
+    lib = library([exp(i, uses=1, poor_uses=1) for i in range(40)])
+    model = ModelRoles({"all": ScriptedAPI(responder=_rewriter)}).get("memory")
+    result = await evolve_once(lib, model, random.Random(1), EvolutionSettings())
+    assert result.added and lib.version == 1 and lib.iteration == 1
+    child = lib.experiences[result.added[0]]
+    assert child.origin == "mutation" and child.lesson == "narrow down early"
+    parent = lib.experiences[child.parents[0]]
+    assert parent.superseded_by == child.id and not parent.active
+    assert child.provenance == parent.provenance
+
+
+async def test_generalization_opens_the_experience_to_any_environment() -> None:
+    lib = library([exp(i, uses=10, successes=9) for i in range(200)])
+    model = ModelRoles({"all": ScriptedAPI(responder=_rewriter)}).get("memory")
+    result = await evolve_once(lib, model, random.Random(3), EvolutionSettings())
+    children = [lib.experiences[i] for i in result.added]
+    assert children and all(c.conditions.envs == ["*"] for c in children)
+    assert all(c.applies_to("function") for c in children)

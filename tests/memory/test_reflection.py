@@ -1,0 +1,176 @@
+import json
+
+import pytest
+
+from rapport.llm import Message, ModelRoles, OutputValidationError, Request, ScriptedAPI
+from rapport.log import EnforcementEvent, SessionRecord, Turn
+from rapport.memory import (
+    ReflectionMemory,
+    SessionInfo,
+    UserRef,
+    create_memory,
+    format_transcript,
+    parse_reflection,
+    reflection_messages,
+)
+
+USER = UserRef(id="u1", truth="hidden")
+SESSION = SessionInfo(index=1, benchmark="collab")
+
+
+def reflection(*notes: str, reasoning: str = "The user asked for bullets.") -> str:
+    body = "\n".join(f"- {n}" for n in notes)
+    return f"<reasoning>\n{reasoning}\n</reasoning>\n<notes>\n{body}\n</notes>"
+
+
+def session(index: int = 0, pushback: str = "Please use bullet points.") -> SessionRecord:
+    return SessionRecord(
+        condition="reflection",
+        user_id="u1",
+        index=index,
+        spec_id=f"p{index}",
+        turns=[
+            Turn(index=0, speaker="system", text="SYSTEM PROMPT"),
+            Turn(index=1, speaker="user", text="Solve 2x + 3 = 11."),
+            Turn(index=2, speaker="agent", text="Subtract 3, then divide: x = 4."),
+            Turn(index=3, speaker="user", text=pushback),
+            Turn(index=4, speaker="agent", text="- Subtract 3\n- Divide by 2"),
+        ],
+        events=[EnforcementEvent(turn=3, preference_id="bullet_points")],
+    )
+
+
+def memory_with(api: ScriptedAPI, **options: object) -> ReflectionMemory:
+    memory = create_memory("reflection", ModelRoles({"all": api}), **options)
+    assert isinstance(memory, ReflectionMemory)
+    return memory
+
+
+def test_transcript_marks_pushback_and_skips_system() -> None:
+    text = format_transcript(session())
+    assert "SYSTEM PROMPT" not in text
+    assert "[turn 3] USER (PUSHBACK): Please use bullet points." in text
+    assert "[turn 2] ASSISTANT: Subtract 3" in text
+    assert "bullet_points" not in text  # the preference id is ground truth: never shown
+
+
+def test_reflection_messages_carry_prior_notes_and_transcript() -> None:
+    messages = reflection_messages("[turn 1] USER: hi {transcript}", ["Use bullets."])
+    assert [m.role for m in messages] == ["system", "user"]
+    assert "- Use bullets." in messages[1].content
+    assert "[turn 1] USER: hi {transcript}" in messages[1].content
+    assert "<notes>" in messages[0].content
+
+
+def test_parse_reflection() -> None:
+    parsed = parse_reflection(
+        "<reasoning>why</reasoning>\n<notes>\n- Use bullets. [turns 3, 5]\n* End with TL;DR\n"
+        "- use  BULLETS.\n</notes>"
+    )
+    assert parsed is not None
+    assert parsed.reasoning == "why"
+    assert parsed.notes == ["Use bullets.", "End with TL;DR"]
+    assert parsed.note_turns == [[3, 5], []]
+    assert parse_reflection("<reasoning>x</reasoning><notes>\n</notes>").notes == []  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- Use bullets.",
+        "<notes>\n- a\n</notes>",
+        "<reasoning>x</reasoning>\n<notes>\nUse bullets\n</notes>",
+        "<notes>\n- a\n</notes><reasoning>x</reasoning>",
+    ],
+)
+def test_parse_reflection_rejects_bad_layouts(text: str) -> None:
+    assert parse_reflection(text) is None
+
+
+async def test_learn_rewrites_notes_and_context_shows_them() -> None:
+    api = ScriptedAPI(
+        [
+            reflection("Answer in prose paragraphs.", "Give a confidence estimate."),
+            reflection("Use bullet points, not prose. [turn 3]", "Give a confidence estimate."),
+        ]
+    )
+    memory = memory_with(api)
+    assert await memory.context(USER, SESSION) == ""
+    await memory.learn(USER, session(0))
+    await memory.learn(USER, session(1))
+    assert memory.notes(USER) == ["Use bullet points, not prose.", "Give a confidence estimate."]
+    context = await memory.context(USER, SESSION)
+    assert "Use bullet points, not prose." in context
+    assert "prose paragraphs" not in context
+    # The second reflection saw the first session's notes.
+    assert "- Answer in prose paragraphs." in api.requests[1].messages[1].content
+    items = {i.text: i for i in memory.snapshot(USER).items}
+    assert items["Use bullet points, not prose."].provenance[0].session == 1
+    assert items["Use bullet points, not prose."].provenance[0].turn == 3
+    assert items["Give a confidence estimate."].provenance[0].session == 0  # unchanged: kept
+
+
+async def test_recall_selects_the_relevant_notes() -> None:
+    def responder(request: Request) -> str:
+        if request.json_schema is None:
+            return reflection("Use bullet points.", "Greet the user warmly.", "Add a TL;DR line.")
+        assert "3. Add a TL;DR line." in request.messages[-1].content
+        return json.dumps({"notes": [3, 1, 3]})
+
+    memory = memory_with(ScriptedAPI(responder=responder))
+    await memory.learn(USER, session())
+    text = await memory.recall(USER, [Message(role="user", content="Solve x + 1 = 2")])
+    assert "Use bullet points." in text and "Add a TL;DR line." in text
+    assert "Greet" not in text
+
+
+async def test_recall_out_of_range_index_is_retried() -> None:
+    replies = iter([reflection("Use bullet points."), '{"notes": [7]}', '{"notes": [1]}'])
+    memory = memory_with(ScriptedAPI(responder=lambda _r: next(replies)))
+    await memory.learn(USER, session())
+    assert "Use bullet points." in await memory.recall(USER, [])
+
+
+async def test_recall_without_notes_makes_no_call() -> None:
+    api = ScriptedAPI([])
+    memory = memory_with(api)
+    assert await memory.recall(USER, [Message(role="user", content="hi")]) == ""
+    assert api.requests == []
+
+
+async def test_invalid_reflection_is_retried_then_raises_keeping_old_notes() -> None:
+    api = ScriptedAPI([reflection("Use bullet points."), "just notes", "still bad", "nope"])
+    memory = memory_with(api, retries=2)
+    await memory.learn(USER, session(0))
+    with pytest.raises(OutputValidationError, match="reflection"):
+        await memory.learn(USER, session(1))
+    assert memory.notes(USER) == ["Use bullet points."]
+    assert len(api.requests) == 4
+    retry = api.requests[2].messages
+    assert retry[-2].content == "just notes"
+    assert "missing a <reasoning>" in retry[-1].content
+
+
+async def test_invalid_then_valid_reflection_succeeds() -> None:
+    memory = memory_with(ScriptedAPI(["oops", reflection("Keep replies short.")]))
+    await memory.learn(USER, session())
+    assert memory.notes(USER) == ["Keep replies short."]
+
+
+async def test_snapshot_restore_round_trip() -> None:
+    memory = memory_with(ScriptedAPI([reflection("Use bullet points.", "Be blunt.")]))
+    await memory.learn(USER, session())
+    state = memory.snapshot(USER)
+    fresh = memory_with(ScriptedAPI([]))
+    fresh.restore(USER, state)
+    assert fresh.notes(USER) == ["Use bullet points.", "Be blunt."]
+    assert fresh.snapshot(USER) == state
+    assert await fresh.context(USER, SESSION) == await memory.context(USER, SESSION)
+    state.items.clear()  # the snapshot is a copy: changing it leaves the memory alone
+    assert fresh.notes(USER) == ["Use bullet points.", "Be blunt."]
+
+
+async def test_notes_are_capped() -> None:
+    memory = memory_with(ScriptedAPI([reflection(*(f"note {i}" for i in range(10)))]), max_notes=4)
+    await memory.learn(USER, session())
+    assert len(memory.notes(USER)) == 4

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rapport.cli import main
+from rapport.log import MemoryItem, MemoryState, MemoryVersion
+from rapport.memory import parse_reflection
+from rapport.store import RunStore
+from rapport.train import (
+    ReflectionExample,
+    build_examples,
+    enforced_preferences,
+    export_dataset,
+    load_preferences,
+    memory_notes_of,
+    read_examples,
+    split_by_user,
+)
+
+PREFS = load_preferences("collab")
+
+
+def test_enforced_preferences_carry_the_users_words(session):
+    record = session("u1", 0, ["bullet_points", "direct"])
+    found = enforced_preferences(record)
+    assert [e.preference_id for e in found] == ["bullet_points", "direct"]
+    assert found[0].utterance == "Please use bullet points, not paragraphs."
+
+
+def test_template_targets_parse_and_notes_carry_over(session):
+    records = [session("u1", 0, ["bullet_points"]), session("u1", 1, ["direct"])]
+    first, second = build_examples(records, PREFS, run="r")
+    parsed = parse_reflection(first.target or "")
+    assert parsed is not None
+    assert parsed.notes == [" ".join(PREFS["bullet_points"].description.split())]
+    assert second.prior_notes == parsed.notes
+    assert second.known_preference_ids == ["bullet_points"]
+    assert "PUSHBACK" in second.transcript
+    assert {first.target_source, second.target_source} == {"template"}
+
+
+def test_memory_targets_come_from_the_next_memory_version(session):
+    version = MemoryVersion(
+        condition="reflection",
+        user_id="u1",
+        version=1,
+        state=MemoryState(items=[MemoryItem(id="n1", text="Answer in bullet points.")]),
+    )
+    (example,) = build_examples(
+        [session("u1", 0, ["bullet_points"])], PREFS, memory_notes=memory_notes_of([version])
+    )
+    assert example.target_source == "memory"
+    parsed = parse_reflection(example.target or "")
+    assert parsed is not None and parsed.notes == ["Answer in bullet points."]
+
+
+def _example(user: str, index: int) -> ReflectionExample:
+    return ReflectionExample(
+        id=f"r/c/{user}/{index}", user_id=user, condition="c", session_index=index, transcript="t"
+    )
+
+
+@given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.integers(0, 5)), min_size=1))
+def test_split_puts_no_user_on_both_sides(keys):
+    examples = [_example(user, index) for user, index in keys]
+    train, evaluation = split_by_user(examples, eval_fraction=0.3, seed=1)
+    assert not {e.user_id for e in train} & {e.user_id for e in evaluation}
+    assert len(train) + len(evaluation) == len(examples)
+    if len({e.user_id for e in examples}) >= 2:
+        assert train and evaluation
+
+
+def _store(run_dir: Path, records) -> None:
+    with RunStore(run_dir) as store:
+        for record in records:
+            version = MemoryVersion(
+                condition=record.condition, user_id=record.user_id, version=record.index + 1
+            )
+            store.commit_session(record, version)
+
+
+def test_export_writes_user_split_jsonl(tmp_path, session):
+    records = [session(f"u{u}", i, ["bullet_points"]) for u in range(5) for i in range(2)]
+    _store(tmp_path / "run", records)
+    summary = export_dataset([tmp_path / "run"], tmp_path / "data", targets="template")
+    train = read_examples(tmp_path / "data" / "train.jsonl")
+    evaluation = read_examples(tmp_path / "data" / "eval.jsonl")
+    assert len(train) + len(evaluation) == 10
+    assert not {e.user_id for e in train} & {e.user_id for e in evaluation}
+    assert summary.enforcements == 10
+
+
+def test_cli_data_and_bad_run_dir(tmp_path, session, capsys):
+    _store(tmp_path / "run", [session("u1", 0, ["direct"]), session("u2", 0, ["direct"])])
+    assert main(["train", "data", str(tmp_path / "run"), "--out", str(tmp_path / "d")]) == 0
+    assert (tmp_path / "d" / "summary.json").is_file()
+    assert main(["train", "data", str(tmp_path / "nope"), "--out", str(tmp_path / "e")]) == 2
+    assert "no run directory" in capsys.readouterr().err
+    assert not (tmp_path / "e").exists()

@@ -1,0 +1,51 @@
+"""Collab user profiles: reproducible, three compatible preferences each."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rapport.envs import UserSpec
+from rapport.prefs import load_taxonomy
+from rapport.users import Persona, as_collab_user, make_users
+
+
+def test_one_hundred_users_are_reproducible_byte_for_byte() -> None:
+    first = [u.model_dump_json() for u in make_users(100, seed=11)]
+    again = [u.model_dump_json() for u in make_users(100, seed=11)]
+    assert first == again
+    assert len(set(first)) == 100
+    assert first != [u.model_dump_json() for u in make_users(100, seed=12)]
+
+
+def test_a_smaller_run_is_a_prefix_of_a_larger_one() -> None:
+    assert make_users(5, seed=2) == make_users(20, seed=2)[:5]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10_000))
+def test_each_user_holds_three_compatible_preferences(seed: int) -> None:
+    taxonomy = load_taxonomy("collab")
+    for user in make_users(5, seed):
+        assert len(user.preferences) == len(set(user.preferences)) == 3
+        assert taxonomy.compatible(user.preferences)
+
+
+def test_truth_lists_the_preference_descriptions() -> None:
+    user = make_users(1, seed=0)[0]
+    truth = user.truth()
+    for pref in user.preference_objects():
+        assert pref.description in truth
+
+
+def test_loaded_personas_are_used() -> None:
+    personas = [Persona(description="A beekeeper."), Persona(description="A pilot.")]
+    users = make_users(10, seed=1, personas=personas)
+    assert {u.persona for u in users} <= {"A beekeeper.", "A pilot."}
+
+
+def test_a_plain_user_spec_becomes_a_collab_user() -> None:
+    spec = UserSpec(id="u", persona="A chef.", preferences=["blunt"])
+    user = as_collab_user(spec)
+    assert user.profile.description == "A chef."
+    assert [p.id for p in user.preference_objects()] == ["blunt"]

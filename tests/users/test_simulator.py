@@ -1,0 +1,121 @@
+"""The user simulator: the model reasons, code rules decide."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rapport.llm import Message, ModelRoles, ScriptedAPI
+from rapport.prefs import load_taxonomy
+from rapport.users import (
+    UserReaction,
+    UserSimulator,
+    decide_preferences,
+    pastes,
+    vague_opening,
+)
+
+PROBLEM = "A tank holds 40 litres and leaks 2 litres per hour. After how many hours is it empty?"
+PROSE = "It loses 2 litres each hour, so 40 / 2 = 20 hours."
+BULLETS = "- 40 litres\n- 2 litres per hour\n- 40 / 2 = 20 hours"
+
+
+def _prefs(*ids: str) -> list:
+    taxonomy = load_taxonomy("collab")
+    return [taxonomy.get(i) for i in ids]
+
+
+def _simulator(replies: list[str], *ids: str) -> UserSimulator:
+    model = ModelRoles({"all": ScriptedAPI(replies)}).get("user")
+    return UserSimulator(model, persona="Sam, a baker.", problem=PROBLEM, preferences=_prefs(*ids))
+
+
+def _reaction(**fields: object) -> str:
+    base: dict[str, object] = {
+        "preferences": [],
+        "enforce": False,
+        "update_draft": False,
+        "draft": "",
+        "stop": False,
+        "message": "ok",
+    }
+    return json.dumps(base | fields)
+
+
+def test_pasted_problem_is_replaced_by_a_partial_quote() -> None:
+    opening = vague_opening(f"Please solve: {PROBLEM}", PROBLEM)
+    assert PROBLEM not in opening
+    assert opening.startswith("Hi, I am stuck") and "A tank holds" in opening
+    nearly = PROBLEM.replace("After how many", "How many")
+    assert vague_opening(f"Help! {nearly}", PROBLEM).startswith("Hi, I am stuck")
+    assert vague_opening("I have a leaking-tank question.", PROBLEM) == (
+        "I have a leaking-tank question."
+    )
+
+
+async def test_opening_never_pastes_the_whole_problem() -> None:
+    sim = _simulator([PROBLEM], "blunt")
+    assert PROBLEM not in await sim.opening()
+
+
+def test_checker_verdict_overrides_the_model() -> None:
+    reaction = UserReaction.model_validate_json(
+        _reaction(preferences=[{"preference_id": "bullet_points", "satisfied": True}])
+    )
+    decision = decide_preferences(reaction, _prefs("bullet_points"), PROSE, turn=2)
+    [verdict] = decision.verdicts
+    assert (verdict.model_satisfied, verdict.checker_satisfied, verdict.enforced) == (
+        True,
+        False,
+        True,
+    )
+    assert [p.id for p in decision.violated] == ["bullet_points"]
+
+
+def test_model_decides_preferences_code_cannot_check() -> None:
+    reaction = UserReaction.model_validate_json(
+        _reaction(preferences=[{"preference_id": "stepwise_derivation", "satisfied": False}])
+    )
+    decision = decide_preferences(reaction, _prefs("stepwise_derivation"), BULLETS, turn=2)
+    assert decision.verdicts[0].checker_satisfied is None
+    assert [p.id for p in decision.violated] == ["stepwise_derivation"]
+
+
+async def test_enforcing_reply_states_the_preference_and_keeps_the_draft() -> None:
+    sim = _simulator(
+        [_reaction(update_draft=True, draft="20", stop=True, message="Thanks")], "bullet_points"
+    )
+    reply = await sim.react([Message(role="assistant", content=PROSE)], turn=3)
+    assert reply.enforced == ["bullet_points"] and not reply.stop
+    assert load_taxonomy("collab").get("bullet_points").name in reply.message
+    assert sim.draft == ""
+
+
+async def test_user_without_preferences_updates_draft_and_stops() -> None:
+    sim = _simulator(
+        [_reaction(update_draft=True, draft="20", stop=True, message="Great [[DONE]]")]
+    )
+    reply = await sim.react([Message(role="assistant", content=PROSE)], turn=3)
+    assert reply.stop and reply.message == "Great" and sim.draft == "20"
+    assert [e.kind for e in reply.events] == ["draft_update"]
+
+
+async def test_user_does_not_stop_without_a_draft() -> None:
+    sim = _simulator([_reaction(stop=True, message="[[DONE]]")])
+    reply = await sim.react([Message(role="assistant", content=PROSE)], turn=3)
+    assert not reply.stop and reply.message
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    words=st.lists(
+        st.text(alphabet="abcdefgh", min_size=1, max_size=6), min_size=4, max_size=30, unique=True
+    ),
+    lead=st.text(alphabet="xyz ", max_size=20),
+)
+def test_an_opening_that_pastes_the_problem_is_always_replaced(words: list[str], lead: str) -> None:
+    problem = " ".join(words)
+    assert pastes(f"{lead} {problem}", problem)
+    assert not pastes(vague_opening(f"{lead} {problem}", problem), problem)
