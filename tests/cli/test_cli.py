@@ -172,3 +172,36 @@ def test_demo_is_collab_none_vs_reflection_on_generated_problems() -> None:
     assert config.models == {} and str(config.run_dir) == "runs/demo"
     parsed = build_parser().parse_args(["demo", "--model", "scripted/echo"])
     assert parsed.handler is not None and parsed.model == "scripted/echo"
+
+
+def test_an_unreadable_dataset_path_is_refused_before_the_run_dir_exists(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "run",
+        "collab",
+        "--problems",
+        str(tmp_path / "absent.jsonl"),
+        "--model",
+        "all=scripted/echo",
+        "--run-dir",
+        str(tmp_path / "r"),
+    ]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "absent.jsonl" in err[0]
+    assert not (tmp_path / "r").exists()
+
+
+def test_demo_runs_end_to_end_and_writes_its_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The echo model cannot play the user well, so sessions may hold errors; the demo's
+    # wiring (collab, both memories, store, report) must still go through.
+    run_dir = tmp_path / "demo"
+    argv = ["demo", "--model", "scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "none" in out and "reflection" in out and "report: " in out
+    assert len(RunStore(run_dir, create=False).sessions()) == 2 * 2 * 3
+    assert (run_dir / "report.html").is_file()

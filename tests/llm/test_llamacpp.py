@@ -107,13 +107,10 @@ async def test_the_same_request_twice_reaches_the_engine_once(small: ModelAPI) -
     assert [c.cached for c in calls] == [False, True]
 
 
-async def test_the_served_model_answers_openai_clients_with_schema_output() -> None:
-    try:
-        server = serve_model(SMALL, n_ctx=2048)
-        served = server.__enter__()
-    except ModelError as exc:
-        pytest.skip(f"model server not available: {exc}")
-    try:
+async def test_the_served_model_answers_openai_clients_with_schema_output(
+    small: ModelAPI,
+) -> None:
+    with serve_model(SMALL, n_ctx=2048) as served:
         assert served.base_url.startswith("http://127.0.0.1:")
         api = create_api(served.spec, base_url=served.base_url, max_retries=0)
         out = await Model(api).generate(
@@ -121,6 +118,4 @@ async def test_the_served_model_answers_openai_clients_with_schema_output() -> N
             schema=Capital,
             config=GenerateConfig(max_tokens=40, max_retries=0),
         )
-        assert isinstance(out.parsed, Capital) and out.usage.completion_tokens > 0
-    finally:
-        server.__exit__(None, None, None)
+    assert isinstance(out.parsed, Capital) and out.usage.completion_tokens > 0

@@ -3,6 +3,7 @@ short run against the embedded model served over the OpenAI protocol."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from types import SimpleNamespace
 
@@ -19,19 +20,33 @@ HAS_LANGMEM = importlib.util.find_spec("langmem") is not None
 
 
 def _record() -> SessionRecord:
-    return SessionRecord(condition="c", user_id="u", index=0, spec_id="s", turns=[
-        Turn(index=0, speaker="user", text="I'm vegetarian, book a table for one."),
-        Turn(index=1, speaker="agent", tool_calls=[ToolCall(
-            name="ReserveRestaurant", arguments={"dietary_option": "vegetarian"})]),
-        Turn(index=2, speaker="tool", text="status=confirmed"),
-        Turn(index=3, speaker="agent", text="Booked."),
-    ])
+    return SessionRecord(
+        condition="c",
+        user_id="u",
+        index=0,
+        spec_id="s",
+        turns=[
+            Turn(index=0, speaker="user", text="I'm vegetarian, book a table for one."),
+            Turn(
+                index=1,
+                speaker="agent",
+                tool_calls=[
+                    ToolCall(name="ReserveRestaurant", arguments={"dietary_option": "vegetarian"})
+                ],
+            ),
+            Turn(index=2, speaker="tool", text="status=confirmed"),
+            Turn(index=3, speaker="agent", text="Booked."),
+        ],
+    )
 
 
 def test_chat_messages_keep_roles_and_write_calls_as_text() -> None:
     assert chat_messages(_record()) == [
         {"role": "user", "content": "I'm vegetarian, book a table for one."},
-        {"role": "assistant", "content": '(executed) ReserveRestaurant(dietary_option="vegetarian")'},
+        {
+            "role": "assistant",
+            "content": '(executed) ReserveRestaurant(dietary_option="vegetarian")',
+        },
         {"role": "assistant", "content": "Booked."},
     ]
 
@@ -52,8 +67,9 @@ def test_merge_applies_inserts_updates_and_deletes() -> None:
 
 @pytest.mark.skipif(not HAS_LANGMEM, reason="the peers extra (langmem) is not installed")
 async def test_an_unreachable_endpoint_is_counted_not_raised() -> None:
-    memory = create_memory("langmem", ModelRoles({"all": ScriptedAPI([])}),
-                           base_url="http://127.0.0.1:9/v1", model="m")
+    memory = create_memory(
+        "langmem", ModelRoles({"all": ScriptedAPI([])}), base_url="http://127.0.0.1:9/v1", model="m"
+    )
     user = UserRef(id="u")
     await memory.learn(user, _record())
     data = memory.snapshot(user).data
@@ -61,39 +77,36 @@ async def test_an_unreachable_endpoint_is_counted_not_raised() -> None:
     assert memory.failure_rate(user) == 1.0  # type: ignore[attr-defined]
 
 
-def _served() -> object:
-    try:
-        from rapport.llm import serve_model
-    except ImportError:
-        pytest.skip("rapport.llm.serve_model is not available")
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed")
-    return serve_model
+AVAILABLE = {"mem0": HAS_MEM0, "langmem": HAS_LANGMEM}
 
 
 @pytest.mark.real_model
 @pytest.mark.parametrize("name", ["mem0", "langmem"])
 async def test_peer_runs_against_the_local_server(name: str) -> None:
-    if name == "mem0" and not HAS_MEM0 or name == "langmem" and not HAS_LANGMEM:
+    if not AVAILABLE[name]:
         pytest.skip(f"the peers extra ({name}) is not installed")
-    serve_model = _served()
     try:
-        server_cm = serve_model("llamacpp/qwen2.5-coder-0.5b", n_ctx=4096)  # type: ignore[operator]
-        server = server_cm.__enter__()
-    except Exception as exc:  # weights absent on this machine
-        pytest.skip(f"the embedded model could not be served: {exc}")
-    try:
-        memory = create_memory(name, ModelRoles({"all": ScriptedAPI([])}),
-                               base_url=server.base_url, model=server.model)
+        from rapport.llm import serve_model
+    except ImportError:
+        pytest.skip("rapport.llm.serve_model is not available")
+    with contextlib.ExitStack() as stack:
+        try:
+            server = stack.enter_context(serve_model("llamacpp/qwen2.5-coder-0.5b", n_ctx=4096))
+        except Exception as exc:  # weights or llama-cpp-python absent on this machine
+            pytest.skip(f"the embedded model could not be served: {exc}")
+        memory = create_memory(
+            name,
+            ModelRoles({"all": ScriptedAPI([])}),
+            base_url=server.base_url,
+            model=server.model,
+        )
         user = UserRef(id="u")
         await memory.learn(user, _record())
-        await memory.context(user, SessionInfo(index=1, benchmark="mpt", task="ReserveRestaurant"))
+        await memory.context(user, SessionInfo(index=1, benchmark="mpt", task="Restaurant"))
         await memory.recall(user, [Message(role="user", content="book dinner")])
-        data = memory.snapshot(user).data
+        state = memory.snapshot(user)
         # A small model may break the library's structured output: then it is counted.
-        assert data["calls"] >= 1
-        assert memory.snapshot(user).items or data.get("failures", 0) >= 1
-        print(f"{name}: failure rate {memory.failure_rate(user):.2f}; "  # type: ignore[attr-defined]
-              f"items {[i.text for i in memory.snapshot(user).items]}")
-    finally:
-        server_cm.__exit__(None, None, None)
+        assert state.data["calls"] >= 1
+        assert state.items or state.data.get("failures", 0) >= 1
+        rate = memory.failure_rate(user)  # type: ignore[attr-defined]
+        print(f"{name}: failure rate {rate:.2f}; items {[i.text for i in state.items]}")

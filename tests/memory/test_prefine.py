@@ -94,9 +94,10 @@ async def test_context_is_one_compact_line_within_budget() -> None:
         verdicts=[[OK, OK, OK]],
     )
     memory = create_memory(
-        "prefine", ModelRoles({"all": ScriptedAPI(responder=script)}), max_chars=40
+        "prefine", ModelRoles({"all": ScriptedAPI(responder=script)}), max_chars=50
     )
     user = UserRef(id="u")
     await memory.learn(user, _record())
     text = await memory.context(user, SessionInfo(index=1, benchmark="mpt"))
-    assert text == "Likely preferences: keeps costs low; travels alone."
+    assert text == "Preferences: keeps costs low; travels alone."
+    assert len(text) <= 50

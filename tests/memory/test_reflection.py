@@ -174,3 +174,24 @@ async def test_notes_are_capped() -> None:
     memory = memory_with(ScriptedAPI([reflection(*(f"note {i}" for i in range(10)))]), max_notes=4)
     await memory.learn(USER, session())
     assert len(memory.notes(USER)) == 4
+
+
+async def test_empty_session_makes_no_call_and_keeps_notes() -> None:
+    api = ScriptedAPI([reflection("Use bullet points.")])
+    memory = memory_with(api)
+    await memory.learn(USER, session(0))
+    empty = SessionRecord(condition="reflection", user_id="u1", index=1, spec_id="p1")
+    await memory.learn(USER, empty)
+    assert memory.notes(USER) == ["Use bullet points."]
+    assert len(api.requests) == 1
+
+
+async def test_notes_copied_from_the_assistant_are_dropped() -> None:
+    record = session()
+    record.turns[2].text = "Sure, I'd be happy to help you with that. Subtract 3, then divide."
+    copied = 'Start with: "Sure, I\'d be happy to help you with that."'
+    api = ScriptedAPI([reflection("Use bullet points. [turn 3]", copied)])
+    memory = memory_with(api)
+    await memory.learn(USER, record)
+    assert memory.notes(USER) == ["Use bullet points."]
+    assert memory.snapshot(USER).items[0].provenance[0].turn == 3

@@ -39,6 +39,7 @@ def test_sft_then_grpo_then_serve_the_checkpoint(tmp_path, session, capsys):
     assert sft.steps == 1 and (sft.final_dir / "config.json").is_file()
     grpo = run_grpo(config)  # starts from the SFT weights
     assert grpo.steps == 1 and grpo.reward_curve is not None
+    assert grpo.started_from == str(sft.final_dir)
     points = json.loads(grpo.reward_curve.read_text())["points"]
     assert 0.0 <= points[0]["reward"] <= 1.2
 

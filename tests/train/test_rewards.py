@@ -134,3 +134,9 @@ def test_reward_weights_are_checked():
         make_reward_funcs({"length": 1.0}, PREFS)
     with pytest.raises(ValueError, match="judge_model"):
         make_reward_funcs({"judge": 1.0}, PREFS)
+
+
+def test_every_taxonomy_description_matches_its_own_preference():
+    assert {pid: MATCHER.match(p.description) for pid, p in PREFS.items()} == {
+        pid: pid for pid in PREFS
+    }

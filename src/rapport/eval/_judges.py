@@ -40,7 +40,7 @@ class DimensionScore(BaseModel):
     """A judge's verdict on one dimension."""
 
     score: int = Field(ge=1, le=5)
-    justification: str = Field(max_length=400)
+    justification: str = Field(max_length=300)
     evidence_turns: list[int] = Field(default_factory=list, max_length=6)
 
 

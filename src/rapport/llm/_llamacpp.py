@@ -85,7 +85,11 @@ class LlamaEngine:
         """The prompt text: the conversation (and tools) through the model's chat template."""
         tools = tools_payload(request.tools) if request.tools else None
         messages = chat_messages(request.messages, arguments_as_json=False)
-        return str(self._formatter(messages=messages, tools=tools).prompt)  # type: ignore[arg-type]
+        try:
+            rendered = self._formatter(messages=messages, tools=tools)  # type: ignore[arg-type]
+        except Exception as exc:  # the template may raise on a conversation it cannot render
+            raise ModelError(f"the chat template of {self.path.name} failed: {exc}") from exc
+        return str(rendered.prompt)
 
     def tokenize(self, prompt: str) -> list[int]:
         """Token ids of a rendered prompt (special tokens parsed)."""

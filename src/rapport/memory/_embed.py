@@ -92,9 +92,23 @@ class SentenceTransformerEmbedder:
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        vectors = self._model.encode(
-            texts, batch_size=64, convert_to_numpy=True, normalize_embeddings=True
-        )
+        import torch
+
+        # A query or two runs ~10x faster on one thread than with torch's thread pool
+        # competing for a small CPU; big batches keep the pool.
+        threads = torch.get_num_threads()
+        if len(texts) <= 8:
+            torch.set_num_threads(1)
+        try:
+            vectors = self._model.encode(
+                texts,
+                batch_size=64,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        finally:
+            torch.set_num_threads(threads)
         return np.asarray(vectors, dtype=np.float32)
 
 

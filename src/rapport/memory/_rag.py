@@ -64,7 +64,7 @@ class UtteranceIndex:
             )
             self._chunks = [self._matrix]
         scores = self._matrix @ self._embedder().encode([query])[0]
-        top = np.argpartition(-scores, k - 1)[:k]
+        top = np.argpartition(scores, len(scores) - k)[-k:]
         top = top[np.argsort(-scores[top])]
         return [(int(i), float(scores[i])) for i in top]
 

@@ -20,6 +20,7 @@ from rapport.log import MemoryItem, Provenance, SessionRecord
 from ._protocol import BaseMemory, SessionInfo, UserRef
 
 DEFAULT_MAX_NOTES = 20
+_COPY_RUN = 8  # words in a row shared with the assistant's replies that mark a copied note
 _REASONING = re.compile(r"<reasoning>(.*?)</reasoning>", re.DOTALL | re.IGNORECASE)
 _NOTES = re.compile(r"<notes>(.*?)</notes>", re.DOTALL | re.IGNORECASE)
 _NOTE_LINE = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+(.*\S)\s*$")
@@ -147,6 +148,28 @@ def parse_reflection(text: str) -> ParsedReflection | None:
     return ParsedReflection(reasoning=reasoning.group(1).strip(), notes=notes, note_turns=turns)
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def _drop_copies(parsed: ParsedReflection, agent_text: str) -> tuple[list[str], list[list[int]]]:
+    """Drop notes that copy eight or more words in a row from the assistant's replies.
+
+    Small models sometimes paste the conversation into the notes; such a note describes what
+    the assistant said, not what the person wants.
+    """
+    agent = " ".join(_words(agent_text))
+    notes, turns = [], []
+    for k, note in enumerate(parsed.notes):
+        words = _words(note)
+        runs = (" ".join(words[i : i + _COPY_RUN]) for i in range(len(words) - _COPY_RUN + 1))
+        if agent and any(run in agent for run in runs):
+            continue
+        notes.append(note)
+        turns.append(parsed.note_turns[k] if k < len(parsed.note_turns) else [])
+    return notes, turns
+
+
 def _selection_schema(count: int) -> type[BaseModel]:
     """A schema for picking notes by number, each number within 1..count."""
     number = Annotated[int, Field(ge=1, le=count)]
@@ -233,9 +256,13 @@ class ReflectionMemory(BaseMemory):
                 previous notes are kept).
         """
         state = self.state(user)
+        if not any(turn.speaker in ("user", "agent") for turn in record.turns):
+            return  # nothing was said: nothing to reflect on, no model call
         prior = [item.text for item in state.items]
         transcript = format_transcript(record, self.max_turn_chars)
         parsed = await self.reflect(reflection_messages(transcript, prior, self.max_notes))
+        agent_text = " ".join(t.text for t in record.turns if t.speaker == "agent")
+        parsed.notes, parsed.note_turns = _drop_copies(parsed, agent_text)
         state.items = self._rewrite(state.items, parsed, record.index)
         state.data["sessions_learned"] = int(state.data.get("sessions_learned", 0)) + 1
         state.data["last_reasoning"] = parsed.reasoning

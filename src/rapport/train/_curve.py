@@ -68,6 +68,9 @@ def plot_reward_curve(points: Sequence[dict[str, float]], path: Path) -> None:
             linestyle="--",
             label=key.split("/")[1],
         )
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("GRPO step")
     ax.set_ylabel("reward")
     ax.legend(fontsize=8)

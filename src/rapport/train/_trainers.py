@@ -29,6 +29,8 @@ class StageResult(BaseModel):
     """What a stage produced."""
 
     stage: str
+    started_from: str
+    """The weights the stage started from."""
     final_dir: Path
     steps: int
     resumed_from: str | None = None
@@ -89,7 +91,7 @@ def _train_examples(config: TrainConfig) -> list[Any]:
 
 
 def _finish(
-    trainer: Any, tokenizer: Any, stage: str, out: Path, resumed: str | None
+    trainer: Any, tokenizer: Any, stage: str, start: str, out: Path, resumed: str | None
 ) -> StageResult:
     final = out / FINAL
     model = trainer.model
@@ -102,6 +104,7 @@ def _finish(
     curve = write_reward_curve(history, out) if stage == "grpo" else None
     result = StageResult(
         stage=stage,
+        started_from=start,
         final_dir=final,
         steps=trainer.state.global_step,
         resumed_from=resumed,
@@ -115,12 +118,13 @@ def _finish(
 
 def run_sft(config: TrainConfig) -> StageResult:
     """Supervised cold start on the examples' target reflections."""
+    examples = _train_examples(config)
     require_training_stack()
     from trl import SFTConfig, SFTTrainer
 
     out = config.sft_dir
     model, tokenizer = load_model_and_tokenizer(config.model)
-    data = sft_dataset(_train_examples(config), tokenizer, config.sft.max_length)
+    data = sft_dataset(examples, tokenizer, config.sft.max_length)
     args = SFTConfig(
         **_common_args(config, out),
         num_train_epochs=config.sft.epochs,
@@ -140,7 +144,7 @@ def run_sft(config: TrainConfig) -> StageResult:
     )
     resumed = last_checkpoint(out)
     trainer.train(resume_from_checkpoint=resumed)
-    return _finish(trainer, tokenizer, "sft", out, resumed)
+    return _finish(trainer, tokenizer, "sft", config.model, out, resumed)
 
 
 def grpo_start(config: TrainConfig) -> str:
@@ -173,12 +177,14 @@ def _judge_model(config: TrainConfig) -> Any:
 
 def run_grpo(config: TrainConfig) -> StageResult:
     """GRPO on the weighted reflection rewards; writes the reward curve (JSON + PNG)."""
+    examples = _train_examples(config)
     require_training_stack()
     from trl import GRPOConfig, GRPOTrainer
 
     g, out = config.grpo, config.grpo_dir
-    model, tokenizer = load_model_and_tokenizer(grpo_start(config))
-    data = grpo_dataset(_train_examples(config), tokenizer, g.max_prompt_length)
+    start = grpo_start(config)
+    model, tokenizer = load_model_and_tokenizer(start)
+    data = grpo_dataset(examples, tokenizer, g.max_prompt_length)
     funcs, weights = make_reward_funcs(
         g.rewards, load_preferences(config.taxonomy), _judge_model(config)
     )
@@ -206,4 +212,4 @@ def run_grpo(config: TrainConfig) -> StageResult:
     )
     resumed = last_checkpoint(out)
     trainer.train(resume_from_checkpoint=resumed)
-    return _finish(trainer, tokenizer, "grpo", out, resumed)
+    return _finish(trainer, tokenizer, "grpo", start, out, resumed)

@@ -26,7 +26,7 @@ class PreferenceJudgement(BaseModel):
 
     preference_id: str = Field(max_length=40)
     satisfied: bool
-    reason: str = Field(default="", max_length=160)
+    reason: str = Field(default="", max_length=100)
 
 
 class UserReaction(BaseModel):
@@ -38,7 +38,7 @@ class UserReaction(BaseModel):
     update_draft: bool = False
     draft: str = Field(default="", max_length=300)
     stop: bool = False
-    message: str = Field(default="", max_length=600)
+    message: str = Field(default="", max_length=500)
 
 
 @dataclass

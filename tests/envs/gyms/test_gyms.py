@@ -125,6 +125,8 @@ def test_parse_action_takes_the_last_tag_after_reasoning() -> None:
     assert (action.kind, action.text) == ("action", "Is it big?")
     assert parse_action("no tag here").kind == "invalid"
     assert parse_action("[FINISH]").kind == "finish"
+    inline = parse_action("Let me query it: `[action] f(1, 2, 3, 4)`")
+    assert (inline.kind, inline.text) == ("action", "f(1, 2, 3, 4)")
 
 
 def test_function_rule_is_checked_on_probe_inputs_not_just_the_value() -> None:

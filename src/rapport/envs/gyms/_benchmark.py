@@ -164,7 +164,7 @@ class GymBenchmark:
                 record.events.append(RecallEvent(turn=agent_turn, text=recall))
             out = await agent.respond(
                 history,
-                instructions=gym.instructions,
+                instructions=gym.prompt(),
                 memory_context=context,
                 recall=recall,
                 config=config,

@@ -13,7 +13,11 @@ ActionKind = Literal["action", "search", "answer", "finish", "invalid"]
 HORIZON = 16
 """Default number of agent turns in an episode."""
 
-_TAG = re.compile(r"^\s*\[(action|search|answer|finish)\]\s*(.*)$", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"\[(action|search|answer|finish)\]", re.IGNORECASE)
+FORMAT_RULE = (
+    "Reply with exactly one move per message: a line that starts with its tag, for example "
+    "`[action] ...`, `[search] ...`, `[answer] ...` or `[finish]`."
+)
 
 
 @dataclass(frozen=True)
@@ -25,17 +29,17 @@ class Action:
 
 
 def parse_action(message: str) -> Action:
-    """Parse an agent message; the last tagged line wins, so a reasoning preamble is allowed.
+    """Parse an agent message: the last tag in it wins, so a reasoning preamble is allowed.
 
-    Text after the tag may run over several lines (up to the next tagged line).
+    The move's text runs from the tag to the end of the message (quotes and code ticks
+    around it are dropped).
     """
-    lines = message.strip().splitlines()
-    for start in range(len(lines) - 1, -1, -1):
-        match = _TAG.match(lines[start])
-        if match:
-            rest = "\n".join([match.group(2), *lines[start + 1 :]]).strip()
-            return Action(kind=match.group(1).lower(), text=rest)  # type: ignore[arg-type]
-    return Action(kind="invalid", text=message.strip())
+    matches = list(_TAG.finditer(message))
+    if not matches:
+        return Action(kind="invalid", text=message.strip())
+    last = matches[-1]
+    text = message[last.end() :].strip().strip("`\"'").strip()
+    return Action(kind=last.group(1).lower(), text=text)  # type: ignore[arg-type]
 
 
 @dataclass
@@ -98,6 +102,10 @@ class Gym:
         """Whether the episode counts as solved."""
         return self.score >= 0.7
 
+    def prompt(self) -> str:
+        """The agent's instructions: the gym's rules plus the shared move format."""
+        return f"{self.instructions}\n{FORMAT_RULE}"
+
     def hidden(self) -> dict[str, Any]:
         """The episode's hidden state (for scripted policies, tests and the run log)."""
         return {}
@@ -113,9 +121,7 @@ class Gym:
             return self._answer(action.text)
         if action.kind == "finish":
             return self._finish()
-        return Step(
-            "Unrecognized move. Start your message with [action], [search], [answer] or [finish]."
-        )
+        return Step("Unrecognized move. " + FORMAT_RULE)
 
     def _finish_step(self, step: Step) -> Step:
         self.turn += 1

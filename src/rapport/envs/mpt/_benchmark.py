@@ -177,9 +177,7 @@ class MPTBenchmark:
             context, recall = await _memory_text(memory, user.ref(), spec, schema, dialogue, record)
             predicted = await _predict(agent, schema, dialogue, context, recall, record)
         problems = (
-            validate_call(schema, schema.name, predicted or {})
-            if predicted is not None
-            else ["no call"]
+            validate_call(schema, schema.name, predicted) if predicted is not None else ["no call"]
         )
         record.usage = list(calls)
         record.events.append(
@@ -187,24 +185,7 @@ class MPTBenchmark:
                 name=schema.name, arguments=predicted or {}, error="; ".join(problems) or None
             )
         )
-        record.outcome = {
-            "kind": "eval",
-            "challenge": task["challenge"],
-            "query_type": task["query_type"],
-            "domain": task["domain"],
-            "variant": task.get("variant", False),
-            "schema": schema.to_json(),
-            "predicted": predicted,
-            "valid": not problems,
-            "gold": task["gold"],
-            "pref_slots": task["pref_slots"],
-            "focal_slots": task.get("focal_slots", []),
-            "open_slots": task["open_slots"],
-            "history_sessions": task.get("history", 0),
-            "context_tokens": count_tokens(context) + count_tokens(recall),
-            "full_history_tokens": task.get("full_history_tokens", 0),
-            "token_method": TOKEN_METHOD,
-        }
+        record.outcome = _outcome(task, schema, predicted, problems, context + recall)
         rate = getattr(memory, "failure_rate", None)
         if callable(rate):  # peer libraries count their failed calls instead of raising
             record.outcome["memory_failure_rate"] = float(rate(user.ref()))
@@ -224,6 +205,34 @@ class MPTBenchmark:
     def report_tables(self, records: list[SessionRecord]) -> list[Any]:
         """The challenge x query type x method table and a per-method summary."""
         return report_tables(records)
+
+
+def _outcome(
+    task: dict[str, Any],
+    schema: ApiSchema,
+    predicted: dict[str, Any] | None,
+    problems: list[str],
+    memory_text: str,
+) -> dict[str, Any]:
+    """What an eval session produced, with everything scoring needs (schema included)."""
+    return {
+        "kind": "eval",
+        "challenge": task["challenge"],
+        "query_type": task["query_type"],
+        "domain": task["domain"],
+        "variant": task.get("variant", False),
+        "schema": schema.to_json(),
+        "predicted": predicted,
+        "valid": not problems,
+        "gold": task["gold"],
+        "pref_slots": task["pref_slots"],
+        "focal_slots": task.get("focal_slots", []),
+        "open_slots": task["open_slots"],
+        "history_sessions": task.get("history", 0),
+        "context_tokens": count_tokens(memory_text),
+        "full_history_tokens": task.get("full_history_tokens", 0),
+        "token_method": TOKEN_METHOD,
+    }
 
 
 def instance_schema(task: dict[str, Any]) -> ApiSchema:

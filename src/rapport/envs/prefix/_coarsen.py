@@ -17,7 +17,8 @@ from ._tasks import BfclTask
 class CoarseTask(BaseModel):
     """The coarsened instruction."""
 
-    instruction: str = Field(max_length=2000)
+    instruction: str
+    """No maxLength: grammar engines unroll it, one rule per character (max_tokens bounds it)."""
 
 
 class Coarsened(BaseModel):

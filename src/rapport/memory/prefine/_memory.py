@@ -24,7 +24,8 @@ class PRefineMemory(BaseMemory):
         models: the ``memory`` role generates and verifies.
         max_rounds: generate/verify rounds per session (at most 3 by design).
         limit: the most hypotheses kept.
-        max_chars: the most characters of context given at inference.
+        max_chars: the most characters of context given at inference (the memory is meant
+            to stay near 1-2% of the full history's tokens).
     """
 
     name = "prefine"
@@ -35,7 +36,7 @@ class PRefineMemory(BaseMemory):
         *,
         max_rounds: int = 3,
         limit: int = 5,
-        max_chars: int = 240,
+        max_chars: int = 140,
         **options: Any,
     ) -> None:
         super().__init__(models, **options)
@@ -55,14 +56,13 @@ class PRefineMemory(BaseMemory):
         ]
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
-        ordered = sorted(self.hypotheses(user), key=lambda h: -h.support)
-        text = ""
-        for h in ordered:
+        prefix, text = "Preferences: ", ""
+        for h in sorted(self.hypotheses(user), key=lambda h: -h.support):
             line = f"{text}; {h.text}" if text else h.text
-            if len(line) > self.max_chars:
-                break
+            if len(prefix) + len(line) + 1 > self.max_chars:
+                continue  # a shorter one further down may still fit
             text = line
-        return f"Likely preferences: {text}." if text else ""
+        return f"{prefix}{text}." if text else ""
 
     async def learn(self, user: UserRef, record: SessionRecord) -> None:
         state = self.state(user)
