@@ -9,7 +9,7 @@ __version__ = "0.1.0"
 
 
 def rapport_home() -> Path:
-    """Where models and the shared response cache live: ``$RAPPORT_HOME`` or ``~/.cache/rapport``."""
+    """Where models and the response cache live: ``$RAPPORT_HOME``, else ``~/.cache/rapport``."""
     return Path(os.environ.get("RAPPORT_HOME") or Path.home() / ".cache" / "rapport")
 
 

@@ -79,10 +79,20 @@ async def test_json_object_mode_sends_the_schema_inline() -> None:
     }
 
 
-async def test_a_server_rejecting_json_schema_is_asked_again_with_json_object() -> None:
+@pytest.mark.parametrize(
+    "rejection",
+    [
+        httpx.Response(422, json={"detail": "response_format: unexpected type"}),
+        # llama-cpp-python's server: a 500 whose message names the field
+        httpx.Response(500, json={"error": {"message": "('body', 'response_format', 'type')"}}),
+    ],
+)
+async def test_a_server_rejecting_json_schema_is_asked_again_with_json_object(
+    rejection: httpx.Response,
+) -> None:
     def reply(body: Body) -> Body | httpx.Response:
         if body["response_format"]["type"] == "json_schema":
-            return httpx.Response(422, json={"detail": "response_format: unexpected type"})
+            return rejection
         return _chat_response('{"satisfied": true, "reason": "ok"}')
 
     server = FakeServer(reply)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from rapport.agents import Agent
 from rapport.envs import Condition
 from rapport.envs.gyms import GymBenchmark, GymOptions
-from rapport.llm import Message, ModelRoles, Request, ScriptedAPI, ToolCall
+from rapport.llm import Message, ModelRoles, OutputValidationError, Request, ScriptedAPI, ToolCall
 from rapport.log import SessionRecord
 from rapport.memory import HashingEmbedder, UserRef
 from rapport.memory.prime import (
@@ -175,3 +177,16 @@ async def test_selection_model_picks_among_candidates_via_tools() -> None:
         [Message(role="user", content="x")] + [Message(role="assistant", content="y")] * 8,
     )
     assert elsewhere == ""  # turn 8 of 16 is the verification stage: no candidates
+
+
+async def test_an_empty_distillation_is_rejected_and_evolution_still_runs() -> None:
+    def empty(request: Request) -> str | ToolCall:
+        if (request.json_schema or {}).get("title") == "Distillation":
+            return json.dumps({"experiences": []})
+        return responder(request)
+
+    models = ModelRoles({"all": ScriptedAPI(responder=empty)})
+    memory = prime(models)
+    with pytest.raises(OutputValidationError):
+        await run_all(memory, models, train=1)
+    assert not memory.library.experiences and memory.library.iteration == 1

@@ -195,3 +195,13 @@ async def test_notes_copied_from_the_assistant_are_dropped() -> None:
     await memory.learn(USER, record)
     assert memory.notes(USER) == ["Use bullet points."]
     assert memory.snapshot(USER).items[0].provenance[0].turn == 3
+
+
+@pytest.mark.real_model
+async def test_embedded_model_learns_a_pushed_back_preference() -> None:
+    memory = create_memory("reflection", ModelRoles({"all": "llamacpp/qwen2.5-coder-1.5b"}))
+    assert isinstance(memory, ReflectionMemory)
+    await memory.learn(USER, session())
+    assert any("bullet" in note.lower() for note in memory.notes(USER))
+    recalled = await memory.recall(USER, [Message(role="user", content="How do I solve 3x = 9?")])
+    assert "bullet" in recalled.lower()

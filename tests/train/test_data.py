@@ -18,6 +18,7 @@ from rapport.train import (
     memory_notes_of,
     read_examples,
     split_by_user,
+    template_note,
 )
 
 PREFS = load_preferences("collab")
@@ -35,7 +36,8 @@ def test_template_targets_parse_and_notes_carry_over(session):
     first, second = build_examples(records, PREFS, run="r")
     parsed = parse_reflection(first.target or "")
     assert parsed is not None
-    assert parsed.notes == [" ".join(PREFS["bullet_points"].description.split())]
+    assert parsed.notes == [template_note("bullet_points", PREFS)]
+    assert parsed.notes[0].startswith("Bullet points: ")
     assert second.prior_notes == parsed.notes
     assert second.known_preference_ids == ["bullet_points"]
     assert "PUSHBACK" in second.transcript

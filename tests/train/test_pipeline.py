@@ -66,3 +66,23 @@ def test_sft_then_grpo_then_serve_the_checkpoint(tmp_path, session, capsys):
     row = json.loads(capsys.readouterr().out)
     assert row["tokens"]["completion_tokens"] > 0
     assert 0.0 <= row["coverage_reward"] <= 1.0
+
+
+def test_lora_training_saves_merged_weights(tmp_path, session):
+    prefs = load_preferences("collab")
+    examples = build_examples([session("u1", 0, ["direct"])], prefs)
+    write_jsonl(examples, tmp_path / "data" / "train.jsonl")
+    texts = [m.content for e in examples for m in reflection_messages(e.transcript, [])]
+    tiny = build_tiny_model(tmp_path / "tiny", [*texts, examples[0].target or ""])
+    config = load_config(
+        "cpu-smoke", model=str(tiny), data=tmp_path / "data", output_dir=tmp_path / "out"
+    )
+    config.lora.enabled = True
+    config.sft.max_steps = 1
+    config.grpo.steps = 1
+    config.grpo.max_completion_length = 8
+    run_sft(config)
+    result = run_grpo(config)
+    saved = json.loads((result.final_dir / "config.json").read_text())
+    assert saved["model_type"] == "llama"
+    assert not (result.final_dir / "adapter_config.json").exists()

@@ -15,6 +15,7 @@ from rapport.train import (
     load_preferences,
     make_reward_funcs,
     render_reflection,
+    template_note,
 )
 
 PREFS = load_preferences("collab")
@@ -136,7 +137,7 @@ def test_reward_weights_are_checked():
         make_reward_funcs({"judge": 1.0}, PREFS)
 
 
-def test_every_taxonomy_description_matches_its_own_preference():
-    assert {pid: MATCHER.match(p.description) for pid, p in PREFS.items()} == {
-        pid: pid for pid in PREFS
-    }
+def test_every_taxonomy_description_and_template_note_matches_its_own_preference():
+    identity = {pid: pid for pid in PREFS}
+    assert {pid: MATCHER.match(p.description) for pid, p in PREFS.items()} == identity
+    assert {pid: MATCHER.match(template_note(pid, PREFS)) for pid in PREFS} == identity

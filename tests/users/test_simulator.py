@@ -55,6 +55,13 @@ def test_pasted_problem_is_replaced_by_a_partial_quote() -> None:
     )
 
 
+def test_pasting_the_question_without_its_options_counts_as_pasting() -> None:
+    question = "Ann, Bo and Cy ran a race. Ann beat Bo. Cy was last. Who came second?"
+    problem = f"{question}\n\nA. Ann\nB. Bo\nC. Cy"
+    opening = vague_opening(f"Hi, I am Sam. {question}", problem)
+    assert question not in opening and "A. Ann" not in opening
+
+
 async def test_opening_never_pastes_the_whole_problem() -> None:
     sim = _simulator([PROBLEM], "blunt")
     assert PROBLEM not in await sim.opening()

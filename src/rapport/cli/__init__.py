@@ -49,8 +49,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rapport: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("rapport: interrupted; finished sessions are saved, run again to resume",
-              file=sys.stderr)
+        print(
+            "rapport: interrupted; finished sessions are saved, run again to resume",
+            file=sys.stderr,
+        )
         return 130
 
 

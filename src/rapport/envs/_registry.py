@@ -18,6 +18,8 @@ BENCHMARKS: dict[str, str] = {
     "mpt": "rapport.envs.mpt:MPTBenchmark",
     "prefix": "rapport.envs.prefix:PrefixBenchmark",
     "gym": "rapport.envs.gyms:GymBenchmark",
+    # A zero-cost benchmark on the scripted model, for tests and harness benchmarks.
+    "scripted": "rapport.eval:ScriptedBenchmark",
 }
 
 

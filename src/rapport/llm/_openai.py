@@ -93,8 +93,8 @@ class OpenAIAPI:
         try:
             try:
                 response = await self._create(request)
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if request.json_schema is None or self.schema_mode != "json_schema":
+            except openai.APIStatusError as exc:
+                if not self._rejects_json_schema(request, exc):
                     raise
                 log.info("%s rejected json_schema output (%s); using json_object", self.name, exc)
                 self.schema_mode = "json_object"
@@ -102,6 +102,16 @@ class OpenAIAPI:
         except openai.OpenAIError as exc:
             raise ModelError(f"{self.name} at {self.base_url}: {_describe(exc)}") from exc
         return _completion(response, self.name)
+
+    def _rejects_json_schema(self, request: Request, exc: Exception) -> bool:
+        """Whether an error says the server does not take ``json_schema`` output.
+
+        llama-cpp-python's server answers such a request with a 500 naming the field.
+        """
+        if request.json_schema is None or self.schema_mode != "json_schema":
+            return False
+        status = getattr(exc, "status_code", 0)
+        return status in (400, 422) or (status == 500 and "response_format" in str(exc))
 
     async def _create(self, request: Request) -> Any:
         config = request.config

@@ -31,6 +31,7 @@ from ._data import (
     read_examples,
     render_reflection,
     split_by_user,
+    template_note,
     template_reflection,
     write_jsonl,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "run_grpo",
     "run_sft",
     "split_by_user",
+    "template_note",
     "template_reflection",
     "write_jsonl",
     "write_reward_curve",

@@ -4,7 +4,7 @@ Targets for the SFT cold start come from one of two sources:
 
 - ``memory``: the notes the run's memory held after the session (its memory versions), i.e.
   the reflections a stronger model wrote during that run, under a templated reasoning part;
-- ``template``: judge-free, one note per enforced preference (its taxonomy description) after
+- ``template``: judge-free, one note per enforced preference (its name and enforcement test) after
   the notes carried from the user's earlier sessions.
 """
 
@@ -79,14 +79,25 @@ def template_reflection(
     prior_notes: Sequence[str],
     preferences: dict[str, PreferenceLike],
 ) -> str:
-    """A reference reflection built from the enforced preferences' descriptions (no model)."""
+    """A reference reflection built from the enforced preferences (no model).
+
+    Each new note is the preference's name and the test the user applies to replies.
+    """
     notes = list(prior_notes)
     for pid in dict.fromkeys(e.preference_id for e in enforced):
-        pref = preferences.get(pid)
-        note = " ".join((pref.description if pref else pid).split())
+        note = template_note(pid, preferences)
         if note not in notes:
             notes.append(note)
     return render_reflection(_reasons(enforced, preferences), notes)
+
+
+def template_note(preference_id: str, preferences: dict[str, PreferenceLike]) -> str:
+    """The note the template writes for one preference: ``Name: what a reply must do``."""
+    pref = preferences.get(preference_id)
+    if pref is None:
+        return preference_id
+    test = " ".join(str(getattr(pref, "enforcement", "") or pref.description).split())
+    return f"{pref.name}: {test}"
 
 
 def _reasons(enforced: Sequence[EnforcedPreference], preferences: dict[str, PreferenceLike]) -> str:

@@ -63,7 +63,8 @@ class PreferenceMatcher:
     """Maps a note to the taxonomy preference it states, by keyword overlap (deterministic).
 
     Words are weighted by rarity across the taxonomy (a word in every preference tells
-    nothing). A note matches the preference whose name and description explain the largest
+    nothing). A note matches the preference whose name, description and enforcement test
+    explain the largest
     weighted share of the note's words, if that share reaches `threshold`; a note naming a
     preference id (``max_three_sentences``) matches it outright.
     """
@@ -73,7 +74,8 @@ class PreferenceMatcher:
 
     def __post_init__(self) -> None:
         self._keys = {
-            pid: content_words(f"{p.name} {p.description}") for pid, p in self.preferences.items()
+            pid: content_words(f"{p.name} {p.description} {getattr(p, 'enforcement', '')}")
+            for pid, p in self.preferences.items()
         }
         n = max(len(self._keys), 1)
         counts: dict[str, int] = {}

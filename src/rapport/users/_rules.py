@@ -96,13 +96,13 @@ def prompt(name: str) -> str:
     return resources.files("rapport.users").joinpath(f"prompts/{name}.md").read_text()
 
 
-def enforcement_message(violated: list[Preference], reaction: UserReaction) -> str:
-    """The enforcing reply: the model's own complaint when it chose to enforce, then each
-    violated preference stated concretely (so the agent always learns what was wrong)."""
-    template = prompt("enforce").strip()
-    stated = [template.format(name=p.name, criterion=p.enforcement.strip()) for p in violated]
-    lead = [clean_message(reaction.message)] if reaction.enforce else []
-    return " ".join(part for part in [*lead, *stated] if part)
+def enforcement_message(violated: list[Preference]) -> str:
+    """The enforcing reply: a request to redo, then each violated preference stated
+    concretely. Code writes it, so the agent always learns exactly what was wrong (small
+    user models tend to ramble or slip out of role here)."""
+    item = prompt("enforce_item").strip()
+    stated = [item.format(name=p.name, criterion=" ".join(p.enforcement.split())) for p in violated]
+    return " ".join([prompt("enforce").strip(), *stated])
 
 
 def clean_message(text: str) -> str:

@@ -104,9 +104,7 @@ class UserSimulator:
         if decision.violated:
             ids = [p.id for p in decision.violated]
             events += [EnforcementEvent(turn=turn, preference_id=i) for i in ids]
-            return UserReply(
-                enforcement_message(decision.violated, reaction), events=events, enforced=ids
-            )
+            return UserReply(enforcement_message(decision.violated), events=events, enforced=ids)
         events += self._update_draft(reaction, turn)
         stop = wants_to_stop(reaction) and bool(self.draft)
         message = clean_message(reaction.message) or (_CLOSING if stop else "Go on.")
@@ -155,10 +153,10 @@ def vague_opening(message: str, problem: str) -> str:
 
     Code decides here because small models tend to copy the problem verbatim.
     """
-
-    if message and not pastes(message, problem):
+    question = problem.split("\n\n")[0]  # without the lettered options, if any
+    if message and not pastes(message, problem) and not pastes(message, question):
         return message
-    words = problem.split()
+    words = question.split()
     head = " ".join(words[: max(3, len(words) // 3)])
     return f'Hi, I am stuck on a problem that starts "{head} ..." Could you help me with it?'
 

@@ -66,7 +66,7 @@ class DistilledText(BaseModel):
 class Distillation(BaseModel):
     """The model's experiences for the key turns, in order."""
 
-    experiences: list[DistilledText] = Field(max_length=3)
+    experiences: list[DistilledText] = Field(min_length=1, max_length=3)
 
 
 def _clip(text: str, n: int = 300) -> str:
