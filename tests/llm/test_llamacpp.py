@@ -119,3 +119,28 @@ async def test_the_served_model_answers_openai_clients_with_schema_output(
             config=GenerateConfig(max_tokens=40, max_retries=0),
         )
     assert isinstance(out.parsed, Capital) and out.usage.completion_tokens > 0
+
+
+def _turns(system: str, texts: list[str]) -> Request:
+    messages = [Message(role="system", content=system)]
+    for i, text in enumerate(texts):
+        messages.append(Message(role="user" if i % 2 == 0 else "assistant", content=text))
+    return Request(messages=messages, config=GenerateConfig(max_tokens=24, seed=3))
+
+
+def test_reusing_a_prefix_never_changes_the_output(small: ModelAPI) -> None:
+    """A resumed run must repeat an uninterrupted one: reuse may save time, never change text."""
+    engine = small.engine()  # type: ignore[attr-defined]
+    agent = "You are a patient tutor. Explain briefly. " * 20
+    user = "You play a student who reacts to the tutor's explanation in one sentence. " * 20
+    first = engine.complete(_turns(agent, ["What is a prime number?"]))
+    engine.complete(_turns(user, ["The tutor said: " + first.text]))
+    follow_up = _turns(agent, ["What is a prime number?", first.text, "Give one example."])
+    reused_before = engine.prefix_cache.reused_tokens
+    with_reuse = engine.complete(follow_up)
+    assert engine.prefix_cache.reused_tokens > reused_before  # the agent's prefix came back
+    engine.llm.reset()
+    engine.prefix_cache.reset()
+    engine.prefix_cache._states.clear()
+    from_scratch = engine.complete(follow_up)
+    assert with_reuse.text == from_scratch.text

@@ -8,6 +8,7 @@ two cores run far slower than one after the other) and the event loop stays free
 from __future__ import annotations
 
 import asyncio
+import atexit
 import hashlib
 import json
 import logging
@@ -122,11 +123,12 @@ class LlamaEngine:
         config = request.config
         grammar = self.grammar(request.json_schema) if request.json_schema is not None else None
         with self.lock:
-            self.prefix_cache.prepare(self.llm, tokens)
             try:
+                self.prefix_cache.prefill(self.llm, tokens)
                 out = self._decode(tokens, config, grammar, max_tokens=min(config.max_tokens, room))
             except (ValueError, RuntimeError) as exc:
                 self.llm.reset()
+                self.prefix_cache.reset()
                 raise ModelError(f"llama.cpp failed on {self.path.name}: {exc}") from exc
             self.prefix_cache.save(self.llm)
         text = self._text(out, config.stop)
@@ -172,6 +174,15 @@ class LlamaEngine:
         for s in stop:
             text = text.split(s, 1)[0]
         return text
+
+
+@atexit.register
+def _close_engines() -> None:
+    # Free the models while llama_cpp's module globals still exist (avoids noise at exit).
+    with _ENGINES_LOCK:
+        for engine in _ENGINES.values():
+            engine.llm.close()
+        _ENGINES.clear()
 
 
 def load_engine(

@@ -44,10 +44,15 @@ def test_a_missing_confirmation_lowers_recall_and_a_misplaced_one_precision() ->
 def test_a_never_rule_penalizes_only_its_tool() -> None:
     timeline = [_ix("confirmation"), _sys("mkdir", wrote=True), _ix("failure_notice")]
     result = align(get_setting("no_confirmation"), timeline)
-    assert result.recall == 1.0
+    assert result.recall is None  # a never rule opens no slot
     assert result.precision == 0.0
     quiet = align(get_setting("no_confirmation"), [_sys("mkdir", wrote=True)])
-    assert (quiet.precision, quiet.recall) == (1.0, 1.0)
+    assert (quiet.precision, quiet.recall) == (1.0, None)
+
+
+def test_recall_is_undefined_when_nothing_the_pattern_asks_about_happened() -> None:
+    reads_only = [_sys("ls"), _sys("cat")]
+    assert align(get_setting("confirm_each_write"), reads_only).recall is None
 
 
 def test_failure_rules_look_after_the_failed_call() -> None:

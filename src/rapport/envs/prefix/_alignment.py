@@ -28,7 +28,8 @@ class Alignment(BaseModel):
     """Precision and recall of the interaction-tool calls against the expected pattern."""
 
     precision: float
-    recall: float
+    recall: float | None
+    """None when the trial opened no slot (nothing the pattern asks for happened)."""
     slots: int
     filled: int
     concerned_calls: int
@@ -93,7 +94,7 @@ def align(setting: Setting, timeline: Sequence[Step]) -> Alignment:
     matched = sum(1 for i in calls if i in used)
     return Alignment(
         precision=matched / len(calls) if calls else 1.0,
-        recall=filled / slots if slots else 1.0,
+        recall=filled / slots if slots else None,
         slots=slots,
         filled=filled,
         concerned_calls=len(calls),

@@ -189,7 +189,7 @@ class PrefixBenchmark:
             "state_match": float(acc["state_match"]),
             "success": float(acc["state_match"] and not acc["missing"]),
             "align_precision": _mean([a["precision"] for a in per_setting]),
-            "align_recall": _mean([a["recall"] for a in per_setting]),
+            "align_recall": _mean([a["recall"] for a in per_setting if a["recall"] is not None]),
         }
         ux = judge_means_from_events(record.events_of("judge"))
         scores |= {f"ux.{d}": v for d, v in ux.items()}

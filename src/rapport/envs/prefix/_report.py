@@ -92,7 +92,7 @@ def _alignment_means(records: Sequence[SessionRecord], dim: str, metric: str) ->
     values: dict[str, list[float]] = defaultdict(list)
     for r in records:
         for entry in r.outcome.get("alignment", []):
-            if entry.get("dimension") == dim:
+            if entry.get("dimension") == dim and entry.get(metric) is not None:
                 values[r.condition].append(float(entry[metric]))
     return {c: _mean(v) for c, v in values.items()}
 
