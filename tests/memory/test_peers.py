@@ -107,6 +107,9 @@ async def test_peer_runs_against_the_local_server(name: str) -> None:
         state = memory.snapshot(user)
         # A small model may break the library's structured output: then it is counted.
         assert state.data["calls"] >= 1
-        assert state.items or state.data.get("failures", 0) >= 1
+        # A small model may break the library's structured output (a failure) or extract
+        # nothing (counted as empty); either way the outcome is accounted.
+        outcomes = state.data.get("failures", 0) + state.data.get("empty", 0)
+        assert state.items or outcomes >= 1
         rate = memory.failure_rate(user)  # type: ignore[attr-defined]
         print(f"{name}: failure rate {rate:.2f}; items {[i.text for i in state.items]}")

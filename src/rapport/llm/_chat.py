@@ -145,7 +145,14 @@ def _bare_calls(text: str, tool_names: Collection[str]) -> list[ToolCall]:
     try:
         value = json.loads(body, strict=False)
     except ValueError:
-        return []
+        # Small models sometimes follow the call with a tool response they made up: keep the
+        # call, drop the invention (it is never shown to anyone as a real result).
+        try:
+            value, end = json.JSONDecoder(strict=False).raw_decode(body)
+        except ValueError:
+            return []
+        if not body[end:].lstrip().startswith("<tool_response>"):
+            return []
     items = value if isinstance(value, list) else [value]
     calls: list[ToolCall] = []
     for index, item in enumerate(items):

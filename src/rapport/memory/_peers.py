@@ -237,6 +237,9 @@ class LangMemMemory(_PeerMemory):
             self._count(user, exc)
             return
         self._count(user, None)
+        if not extracted:
+            # The library ran but the model extracted nothing: not a failure, but worth a count.
+            state.data["empty"] = int(state.data.get("empty", 0)) + 1
         state.items = _merge(state.items, extracted, record.index)
 
 

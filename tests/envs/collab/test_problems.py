@@ -98,3 +98,12 @@ def test_choice_letter_extraction(text: str) -> None:
 @pytest.mark.parametrize("text", ["A", "(C)", "Answer: D", "The answer is a) red", "", "It is E."])
 def test_wrong_choices_are_rejected(text: str) -> None:
     assert not is_correct(choice("B"), text)
+
+
+def test_a_finite_source_smaller_than_the_request_gives_all_of_it_when_allowed() -> None:
+    from rapport.envs.collab import ProblemSourceError, load_problems
+
+    with pytest.raises(ProblemSourceError):
+        load_problems("math500", 400, seed=1)
+    pool = load_problems("math500", 400, seed=1, allow_fewer=True)
+    assert len(pool) == 311 and len({p.id for p in pool}) == 311

@@ -61,8 +61,9 @@ class CollabBenchmark:
     def from_config(cls, config: ExperimentConfig) -> Self:
         """Build from a config: validate the options, load the problems and personas.
 
-        The pool holds users x sessions problems drawn with the run's seed, so no problem
-        repeats within a run when the source is large enough.
+        The pool holds users x sessions problems drawn with the run's seed (or the whole
+        source when it is smaller), so no problem repeats within a run when the source is
+        large enough; `sessions` wraps around a smaller pool.
 
         Raises:
             pydantic.ValidationError: an unknown or badly typed option.
@@ -70,7 +71,9 @@ class CollabBenchmark:
             PersonaFileError: the persona file is missing or malformed.
         """
         options = CollabOptions.model_validate(config.options)
-        problems = load_problems(options.problems, config.users * config.sessions, config.seed)
+        problems = load_problems(
+            options.problems, config.users * config.sessions, config.seed, allow_fewer=True
+        )
         personas = load_personas_jsonl(options.personas) if options.personas else None
         return cls(problems, max_turns=config.max_turns, personas=personas)
 

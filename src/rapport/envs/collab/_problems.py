@@ -45,7 +45,7 @@ def letter(index: int) -> str:
     return chr(ord("A") + index)
 
 
-def load_problems(source: str, n: int, seed: int) -> list[Problem]:
+def load_problems(source: str, n: int, seed: int, *, allow_fewer: bool = False) -> list[Problem]:
     """Draw `n` problems from a source, deterministically for a seed.
 
     Args:
@@ -53,9 +53,12 @@ def load_problems(source: str, n: int, seed: int) -> list[Problem]:
             a local file or directory (MMLU, LogiQA, MedQA, MATH-Hard layouts).
         n: how many problems.
         seed: the sampling seed.
+        allow_fewer: return every problem of a finite source that holds fewer than `n`
+            (in sampled order) instead of failing.
 
     Raises:
-        ProblemSourceError: unknown source, unreadable data, or fewer than `n` problems.
+        ProblemSourceError: unknown source, unreadable data, or fewer than `n` problems
+            (unless `allow_fewer`).
     """
     # Imported here: the loaders and generators import `Problem` from this module.
     from ._generated import FAMILIES, generate_problems
@@ -64,7 +67,8 @@ def load_problems(source: str, n: int, seed: int) -> list[Problem]:
     if n < 0:
         raise ProblemSourceError(f"cannot draw a negative number of problems ({n})")
     if source == "math500":
-        return sample(load_math500(), n, seed, source)
+        pool = load_math500()
+        return sample(pool, min(n, len(pool)) if allow_fewer else n, seed, source)
     if source == "generated" or source.startswith("generated:"):
         family = source.partition(":")[2] or None
         if family is not None and family not in FAMILIES:
@@ -72,7 +76,8 @@ def load_problems(source: str, n: int, seed: int) -> list[Problem]:
                 f"unknown generated family '{family}' (known: {', '.join(FAMILIES)})"
             )
         return generate_problems(n, seed, family)
-    return sample(load_local(source), n, seed, source)
+    pool = load_local(source)
+    return sample(pool, min(n, len(pool)) if allow_fewer else n, seed, source)
 
 
 def sample(problems: list[Problem], n: int, seed: int, source: str) -> list[Problem]:

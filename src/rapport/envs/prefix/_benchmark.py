@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rapport.agents import Agent
-from rapport.eval._judges import MultiJudge, judge_means_from_events
+from rapport.eval import MultiJudge, judge_means_from_events
 from rapport.llm import ModelRoles, stable_hash
 from rapport.log import ExperimentConfig, NoteEvent, SessionRecord
 from rapport.memory import Memory, SessionInfo

@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from rapport.eval._judges import judge_means_from_events
-from rapport.eval._reliability import coefficient_of_variation, cronbach_alpha, icc2
+from rapport.eval import coefficient_of_variation, cronbach_alpha, icc2, judge_means_from_events
 from rapport.log import SessionRecord
 
 from ._settings import dimensions
