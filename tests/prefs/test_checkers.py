@@ -200,3 +200,19 @@ def test_clarifying_questions(text: str) -> None:
 )
 def test_not_clarifying_questions(text: str) -> None:
     assert not is_clarifying_question(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Of course! Please provide the problem statement so I can assist you better.",
+        "Sure. Could you share the exact equation you are working on?",
+        "Happy to help. Please tell me which part is unclear.",
+    ],
+)
+def test_a_request_for_the_details_is_a_clarifying_turn(text: str) -> None:
+    assert is_clarifying_question(text)
+
+
+def test_a_request_that_comes_with_a_worked_answer_is_not_clarifying() -> None:
+    assert not is_clarifying_question("The answer is x = 5. Please tell me if that helps.")

@@ -126,3 +126,13 @@ def test_an_opening_that_pastes_the_problem_is_always_replaced(words: list[str],
     problem = " ".join(words)
     assert pastes(f"{lead} {problem}", problem)
     assert not pastes(vague_opening(f"{lead} {problem}", problem), problem)
+
+
+async def test_asked_for_the_problem_the_user_gives_it_once() -> None:
+    ask = Message(role="assistant", content="Sure! Please share the problem statement.")
+    sim = _simulator([_reaction(message="Thank you so much!"), _reaction(message="Thanks.")])
+    reply = await sim.react([Message(role="user", content="Help with a tank?"), ask], turn=2)
+    assert reply.message.startswith("Thank you so much!") and PROBLEM in reply.message
+    shared = [Message(role="user", content=reply.message)]
+    again = await sim.react([*shared, ask], turn=4)
+    assert PROBLEM not in again.message  # already shared: not repeated

@@ -259,16 +259,33 @@ def check_preference(pref_id: str, text: str, taxonomy: str = "collab") -> bool 
 _SOLUTION_MARK = re.compile(r"=|\\boxed|\\frac|\banswer is\b|\bsolution is\b|\bresult is\b", re.I)
 
 
+# A request for information rather than a question: "Please share the problem statement."
+_INFO_REQUEST = re.compile(
+    r"\b(please|kindly|could you|can you|would you|let me know)\b[^.?!]{0,60}?"
+    r"\b(provide|share|give|tell|send|post|paste|specify|clarify|describe|write out|"
+    r"let me know)\b",
+    re.I,
+)
+
+
+def _asks(sentence: str) -> bool:
+    return sentence.rstrip("\"')] ").endswith("?") or _INFO_REQUEST.search(sentence) is not None
+
+
 def is_clarifying_question(text: str) -> bool:
     """Whether the message only asks the user something (no solution content).
 
-    True for short messages that end with a question, have no lists, headings, code or math
-    work, and at most one non-question sentence (a lead-in such as "Before I start, one thing.").
+    True for short messages that ask (a question, or a request such as "Please share the
+    problem statement."), have no lists, headings, code or math work, and at most one other
+    sentence (a lead-in such as "Before I start, one thing.").
     """
     body = text.strip()
-    if not body.endswith("?") or "```" in body or len(body.split()) > 80:
+    if not body or "```" in body or len(body.split()) > 80:
         return False
     if any(is_list_line(line) or is_heading_line(line) for line in lines(body)):
         return False
-    statements = [s for s in split_sentences(body) if not s.rstrip("\"')] ").endswith("?")]
-    return len(statements) <= 1 and not any(_SOLUTION_MARK.search(s) for s in statements)
+    sentences = split_sentences(body)
+    if not any(_asks(s) for s in sentences):
+        return False
+    statements = [s for s in sentences if not _asks(s)]
+    return len(statements) <= 1 and not any(_SOLUTION_MARK.search(s) for s in sentences)

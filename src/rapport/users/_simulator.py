@@ -3,12 +3,13 @@ hidden draft answer, played by the ``user`` model under rules that code enforces
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rapport.llm import GenerateConfig, Message, Model
 from rapport.log import DraftUpdateEvent, EnforcementEvent, Event
-from rapport.prefs import Preference
+from rapport.prefs import Preference, is_clarifying_question
 
 from ._rules import (
     END_TOKEN,
@@ -108,7 +109,14 @@ class UserSimulator:
         events += self._update_draft(reaction, turn)
         stop = wants_to_stop(reaction) and bool(self.draft)
         message = clean_message(reaction.message) or (_CLOSING if stop else "Go on.")
+        if not stop and is_clarifying_question(agent_text) and not self._shared(history):
+            message = reveal_problem(message, self.problem)
         return UserReply(message, stop=stop, events=events)
+
+    def _shared(self, history: list[Message]) -> bool:
+        """Whether this user has already given the agent the whole problem."""
+        question = self.problem.split("\n\n")[0]
+        return any(m.role == "user" and pastes(m.content, question) for m in history)
 
     def _update_draft(self, reaction: UserReaction, turn: int) -> list[Event]:
         new = reaction.draft.strip()
@@ -148,6 +156,9 @@ def render_transcript(history: list[Message]) -> str:
     )
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
 def vague_opening(message: str, problem: str) -> str:
     """The opening message, replaced by a partial quote when it pastes the whole problem.
 
@@ -159,6 +170,28 @@ def vague_opening(message: str, problem: str) -> str:
     words = question.split()
     head = " ".join(words[: max(3, len(words) // 3)])
     return f'Hi, I am stuck on a problem that starts "{head} ..." Could you help me with it?'
+
+
+def reveal_problem(message: str, problem: str) -> str:
+    """The reply to an agent that asks for the problem, with the problem in it.
+
+    Code makes sure of it because small user models often answer a request for the problem
+    with pleasantries, and the session then never gets going.
+    """
+    if gives_details(message, problem):
+        return message
+    return f"{message}\n\nHere is the whole problem: {problem}".strip()
+
+
+def gives_details(message: str, problem: str) -> bool:
+    """Whether `message` passes on something of `problem`: one of its numbers or a
+    three-word run of it."""
+    said, asked = message.lower().split(), problem.lower().split()
+    numbers = set(_NUMBER.findall(problem))
+    if numbers & set(_NUMBER.findall(message)):
+        return True
+    runs = {tuple(asked[i : i + 3]) for i in range(len(asked) - 2)}
+    return any(tuple(said[i : i + 3]) in runs for i in range(len(said) - 2))
 
 
 def pastes(message: str, problem: str, *, share: float = 0.7) -> bool:
