@@ -8,6 +8,7 @@ clarifying questions; an enforcing turn neither updates the draft nor stops.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -101,8 +102,14 @@ def enforcement_message(violated: list[Preference]) -> str:
     concretely. Code writes it, so the agent always learns exactly what was wrong (small
     user models tend to ramble or slip out of role here)."""
     item = prompt("enforce_item").strip()
-    stated = [item.format(name=p.name, criterion=" ".join(p.enforcement.split())) for p in violated]
-    return " ".join([prompt("enforce").strip(), *stated])
+    stated = [item.format(name=p.name, criterion=_first_person(p.enforcement)) for p in violated]
+    return "\n".join([prompt("enforce").strip(), *stated])
+
+
+def _first_person(criterion: str) -> str:
+    """A criterion written for the simulator ("addressed to you"), as the user says it."""
+    text = " ".join(criterion.split())
+    return re.sub(r"\byour\b", "my", re.sub(r"\byou\b", "me", text))
 
 
 def clean_message(text: str) -> str:
