@@ -136,3 +136,14 @@ async def test_asked_for_the_problem_the_user_gives_it_once() -> None:
     shared = [Message(role="user", content=reply.message)]
     again = await sim.react([*shared, ask], turn=4)
     assert PROBLEM not in again.message  # already shared: not repeated
+
+
+async def test_a_user_that_repeats_the_agent_is_answered_for_by_code() -> None:
+    sim = _simulator(
+        [_reaction(update_draft=True, draft="20", message=PROSE), _reaction(message=PROSE)]
+    )
+    reply = await sim.react([Message(role="assistant", content=PROSE)], turn=3)
+    assert reply.stop and PROSE not in reply.message and sim.draft == "20"
+    fresh = _simulator([_reaction(message=PROSE)])
+    reply = await fresh.react([Message(role="assistant", content=PROSE)], turn=3)
+    assert not reply.stop and PROSE not in reply.message

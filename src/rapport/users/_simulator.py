@@ -109,6 +109,11 @@ class UserSimulator:
         events += self._update_draft(reaction, turn)
         stop = wants_to_stop(reaction) and bool(self.draft)
         message = clean_message(reaction.message) or (_CLOSING if stop else "Go on.")
+        if echoes(message, agent_text):
+            # Small user models slip into the assistant's role and repeat its message; code
+            # answers for them: done when the draft is settled, else ask to go on.
+            stop = bool(self.draft)
+            message = _CLOSING if stop else _CONFUSED
         if not stop and is_clarifying_question(agent_text) and not self._shared(history):
             message = reveal_problem(message, self.problem)
         return UserReply(message, stop=stop, events=events)
@@ -156,6 +161,7 @@ def render_transcript(history: list[Message]) -> str:
     )
 
 
+_CONFUSED = "I am not sure I follow yet. Could you go through it with me?"
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -170,6 +176,11 @@ def vague_opening(message: str, problem: str) -> str:
     words = question.split()
     head = " ".join(words[: max(3, len(words) // 3)])
     return f'Hi, I am stuck on a problem that starts "{head} ..." Could you help me with it?'
+
+
+def echoes(message: str, agent_text: str) -> bool:
+    """Whether the user's message mostly repeats the agent's (half its three-word runs)."""
+    return bool(agent_text.strip()) and pastes(message, agent_text, share=0.5)
 
 
 def reveal_problem(message: str, problem: str) -> str:
