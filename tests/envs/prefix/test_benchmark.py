@@ -182,3 +182,26 @@ async def test_a_combined_user_is_aligned_per_preference() -> None:
     per = {a["setting"]: a["recall"] for a in record.outcome["alignment"]}
     assert per == {"confirm_each_write": 1.0, "announce_tools": 0.0}
     assert bench.score(record)["align_recall"] == 0.5
+
+
+async def test_a_task_that_coarsening_drops_is_replaced_by_a_stand_in() -> None:
+    bench = _bench(settings="confirm_each_write", tasks="1")
+    user = bench.users(1, 0)[0]
+    (spec,) = bench.sessions(user, 1, seed=0)
+    assert len(spec.task["backups"]) == 2 and TASK.id not in spec.task["backups"]
+    spec = spec.model_copy(update={"task": {**spec.task, "backups": [TASK.id]}})
+
+    def loses_values(request: Request) -> str:
+        if request.json_schema is not None:  # keeps the values only for the stand-in
+            kept = any(TASK.turns[0][:30] in m.content for m in request.messages)
+            return json.dumps({"instruction": " ".join(TASK.turns) if kept else "Do it."})
+        return _user(request)
+
+    models = _models(confirm=True, user=loses_values)
+    condition = Condition(name="p+none", memory="none", settings={"prompting": "p"})
+    record = await bench.run_session(
+        spec, user, Agent(models.get("agent")), BaseMemory(models), models, condition=condition
+    )
+    assert not record.outcome.get("dropped") and record.outcome["task_id"] == TASK.id
+    assert any("dropped" in e.text for e in record.events_of("note"))
+    assert bench.score(record)["accuracy"] == 1.0

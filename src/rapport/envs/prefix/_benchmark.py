@@ -46,6 +46,10 @@ class Trial:
     failures: FailurePlan
 
 
+_BACKUPS = 2
+"""Stand-in tasks per session for when coarsening drops the chosen one."""
+
+
 class PrefixBenchmark:
     """PrefIx: each user holds interaction preferences and brings one task per session."""
 
@@ -97,11 +101,16 @@ class PrefixBenchmark:
             if all(eligible(s, t) for s in settings)
         ]
         rng = random.Random(int(stable_hash(str(seed), user.id)[:12], 16))
-        chosen = rng.sample(pool, k=min(self.options.tasks or n, len(pool)))
-        return [
-            SessionSpec(id=t.id, user_id=user.id, index=i, task={"task_id": t.id, "seed": seed})
-            for i, t in enumerate(chosen)
-        ]
+        order = rng.sample(pool, k=len(pool))
+        k = min(self.options.tasks or n, len(pool))
+        chosen, spare = order[:k], order[k:]
+        specs = []
+        for i, t in enumerate(chosen):
+            # Stand-ins, tried in order when coarsening has to drop the task.
+            backups = [b.id for b in spare[_BACKUPS * i : _BACKUPS * (i + 1)]]
+            task = {"task_id": t.id, "backups": backups, "seed": seed}
+            specs.append(SessionSpec(id=t.id, user_id=user.id, index=i, task=task))
+        return specs
 
     async def run_session(
         self,
@@ -124,15 +133,20 @@ class PrefixBenchmark:
             split=spec.split,
         )
         record.outcome = {"task_id": task.id, "settings": user.preferences}
-        coarse = await coarsen(task, models.get("user"))
-        if coarse.instruction is None:
+        candidates = [task, *(task_by_id(b) for b in spec.task.get("backups", []))]
+        for task in candidates:
+            coarse = await coarsen(task, models.get("user"))
+            if coarse.instruction is not None:
+                break
             record.events.append(NoteEvent(text=coarse.reason))
+        else:
             record.outcome["dropped"] = True
             return record
+        record.outcome["task_id"] = task.id
         seed = int(spec.task.get("seed", self.seed))
         trial = Trial(task, settings, coarse.instruction, _failures(settings, task, seed))
         session = await self._play(trial, agent, memory, models, user, spec, condition)
-        record.turns, record.events = session.turns, list(session.events)
+        record.turns, record.events = session.turns, [*record.events, *session.events]
         record.outcome |= _outcome(trial, session)
         await self._judge(record, trial, models, condition)
         if record.events_of("error"):
