@@ -10,6 +10,7 @@ from ._reflection import (
     parse_reflection,
     reflection_error,
     reflection_messages,
+    render_reflection,
 )
 from ._registry import MEMORIES, UnknownMemoryError, create_memory
 
@@ -31,6 +32,7 @@ __all__ = [
     "parse_reflection",
     "reflection_error",
     "reflection_messages",
+    "render_reflection",
     "render_session",
     "render_sessions",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from importlib import resources
 from typing import Annotated, Any
 
@@ -121,6 +122,12 @@ def _note_and_turns(body: str) -> tuple[str, list[int]]:
     if tag is None:
         return body.strip(), []
     return body[: tag.start()].strip(), [int(t) for t in re.findall(r"\d+", tag.group(1))]
+
+
+def render_reflection(reasoning: str, notes: Sequence[str]) -> str:
+    """A reflection in the tagged layout that `parse_reflection` reads."""
+    lines = "\n".join(f"- {' '.join(n.split())}" for n in notes)
+    return f"<reasoning>\n{reasoning.strip()}\n</reasoning>\n<notes>\n{lines}\n</notes>"
 
 
 def parse_reflection(text: str) -> ParsedReflection | None:

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from rapport import log
+from rapport.memory import render_reflection
 
 
 class PreferenceLike(Protocol):
@@ -109,12 +110,6 @@ def _reasons(enforced: Sequence[EnforcedPreference], preferences: dict[str, Pref
         where = f"at turn {item.turn}" if item.turn is not None else "during the session"
         reasons.append(f"The user asked for {name} {where}{said}.")
     return " ".join(reasons) or "The user enforced no preference in this session."
-
-
-def render_reflection(reasoning: str, notes: Sequence[str]) -> str:
-    """A reflection in the tagged layout that `rapport.memory.parse_reflection` reads."""
-    lines = "\n".join(f"- {' '.join(n.split())}" for n in notes)
-    return f"<reasoning>\n{reasoning.strip()}\n</reasoning>\n<notes>\n{lines}\n</notes>"
 
 
 def _clip(text: str, limit: int = 160) -> str:
