@@ -12,6 +12,7 @@ import atexit
 import hashlib
 import json
 import logging
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -141,28 +142,32 @@ class LlamaEngine:
     def _decode(
         self, prompt: list[int], config: GenerateConfig, grammar: Any, *, max_tokens: int
     ) -> list[int]:
-        """Sample completion tokens until end of turn, a stop string or `max_tokens`."""
+        """Sample completion tokens until end of turn, a stop string or `max_tokens`.
+
+        The grammar is applied lazily, as llama.cpp's own server does: a token is first drawn
+        from the unconstrained distribution and checked against the grammar alone; only when
+        the grammar rejects it are all 151k candidates masked and the token drawn again.
+        Most tokens of a JSON answer are accepted at once, so the full mask (tens of ms per
+        token on Qwen's vocabulary) is rarely paid.
+        """
+        llm = self.llm
+        llm.eval(prompt[llm.n_tokens :])
+        with _Sampler(llm, config, grammar) as sampler:
+            out: list[int] = []
+            while len(out) < max_tokens:
+                token = sampler.sample()
+                if self._is_end(token):
+                    break
+                out.append(token)
+                if self._hit_stop(out, config.stop) or len(out) >= max_tokens:
+                    break
+                llm.eval([token])
+        return out
+
+    def _is_end(self, token: int) -> bool:
         import llama_cpp
 
-        llm = self.llm
-        vocab = llm._model.vocab  # the end-of-generation test needs the vocab handle
-        if config.seed is not None:
-            llm.set_seed(config.seed)
-        out: list[int] = []
-        for token in llm.generate(
-            prompt,
-            temp=config.temperature,
-            top_p=config.top_p,
-            top_k=0,
-            min_p=0.0,
-            grammar=grammar,
-        ):
-            if llama_cpp.llama_vocab_is_eog(vocab, token):
-                break
-            out.append(token)
-            if len(out) >= max_tokens or self._hit_stop(out, config.stop):
-                break
-        return out
+        return bool(llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, token))
 
     def _hit_stop(self, out: list[int], stop: tuple[str, ...]) -> bool:
         return bool(stop) and any(s in self._text(out, ()) for s in stop)
@@ -176,6 +181,99 @@ class LlamaEngine:
         return text
 
 
+class _Sampler:
+    """Token sampling over the live context's last logits, with a lazily applied grammar.
+
+    The chain is greedy at temperature 0, else top-p, temperature and a seeded draw. It is
+    freed on exit (llama.cpp samplers are C objects).
+    """
+
+    def __init__(self, llm: Any, config: GenerateConfig, grammar: Any) -> None:
+        import llama_cpp
+        import numpy as np
+
+        self._lib = llama_cpp
+        self._llm = llm
+        self._n_vocab = int(llm.n_vocab())
+        params = llama_cpp.llama_sampler_chain_default_params()
+        self._chain = llama_cpp.llama_sampler_chain_init(params)
+        add = llama_cpp.llama_sampler_chain_add
+        if config.temperature <= 0.0:
+            add(self._chain, llama_cpp.llama_sampler_init_greedy())
+        else:
+            if config.top_p < 1.0:
+                add(self._chain, llama_cpp.llama_sampler_init_top_p(config.top_p, 1))
+            add(self._chain, llama_cpp.llama_sampler_init_temp(config.temperature))
+            seed = config.seed if config.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED
+            add(self._chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
+        self._grammar = None
+        if grammar is not None:
+            self._grammar = llama_cpp.llama_sampler_init_grammar(
+                llm._model.vocab, grammar._grammar.encode(), grammar._root.encode()
+            )
+        dtype = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
+        self._all = np.zeros(self._n_vocab, dtype=dtype)
+        self._ids = np.arange(self._n_vocab, dtype=np.intc)
+        self._one = np.zeros(1, dtype=dtype)
+        self.rejections = 0
+        """Tokens the grammar refused, each followed by a fully masked draw."""
+
+    def __enter__(self) -> _Sampler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lib.llama_sampler_free(self._chain)
+        if self._grammar is not None:
+            self._lib.llama_sampler_free(self._grammar)
+
+    def _array(self, data: Any) -> Any:
+        lib = self._lib
+        return lib.llama_token_data_array(
+            data=data.ctypes.data_as(lib.llama_token_data_p),
+            size=len(data),
+            selected=-1,
+            sorted=False,
+        )
+
+    def _draw(self, logits: Any, *, masked: bool) -> int:
+        """Apply (the grammar and) the chain to all candidates; the selected token."""
+        import ctypes
+
+        self._all["id"] = self._ids  # the chain sorts the array in place
+        self._all["logit"] = logits
+        self._all["p"] = 0.0
+        array = self._array(self._all)
+        if masked:
+            self._lib.llama_sampler_apply(self._grammar, ctypes.byref(array))
+        self._lib.llama_sampler_apply(self._chain, ctypes.byref(array))
+        return int(self._all["id"][array.selected])
+
+    def _allowed(self, token: int) -> bool:
+        import ctypes
+        import math
+
+        self._one["id"] = token
+        self._one["logit"] = 0.0
+        array = self._array(self._one)
+        self._lib.llama_sampler_apply(self._grammar, ctypes.byref(array))
+        return not math.isinf(float(self._one["logit"][0]))
+
+    def sample(self) -> int:
+        """The next token (accepted by the grammar, which is advanced past it)."""
+        import numpy as np
+
+        pointer = self._lib.llama_get_logits_ith(self._llm.ctx, -1)
+        logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
+        token = self._draw(logits, masked=False)
+        if self._grammar is not None:
+            if not self._allowed(token):
+                self.rejections += 1
+                token = self._draw(logits, masked=True)
+            self._lib.llama_sampler_accept(self._grammar, token)
+        self._lib.llama_sampler_accept(self._chain, token)
+        return token
+
+
 @atexit.register
 def _close_engines() -> None:
     # Free the models while llama_cpp's module globals still exist (avoids noise at exit).
@@ -183,6 +281,18 @@ def _close_engines() -> None:
         for engine in _ENGINES.values():
             engine.llm.close()
         _ENGINES.clear()
+
+
+def default_threads() -> int:
+    """CPU threads per model: ``$RAPPORT_THREADS``, else 2 (the two-core machine we plan for).
+
+    Raises:
+        ModelError: ``RAPPORT_THREADS`` is not a positive integer.
+    """
+    raw = os.environ.get("RAPPORT_THREADS", "2")
+    if not raw.isdigit() or int(raw) < 1:
+        raise ModelError(f"RAPPORT_THREADS must be a positive integer, not {raw!r}")
+    return int(raw)
 
 
 def load_engine(
@@ -222,20 +332,20 @@ class LlamaCppAPI:
         *,
         name: str,
         n_ctx: int = 8192,
-        n_threads: int = 2,
+        n_threads: int | None = None,
         prefix_cache_mb: int = 768,
     ) -> None:
         self.path = path
         self.name = name
         self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        self.n_threads = n_threads if n_threads is not None else default_threads()
         self.prefix_cache_mb = prefix_cache_mb
 
     @classmethod
     def from_spec(cls, rest: str, **options: Any) -> LlamaCppAPI:
         """``llamacpp/qwen2.5-coder-1.5b`` (embedded, joined on first use), ``llamacpp/PATH.gguf``.
 
-        Options: ``n_ctx`` (8192), ``n_threads`` (2), ``prefix_cache_mb`` (768).
+        Options: ``n_ctx`` (8192), ``n_threads`` (`default_threads`), ``prefix_cache_mb`` (768).
 
         Raises:
             ModelError: unknown model, weights not installed or damaged, missing file.
