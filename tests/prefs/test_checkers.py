@@ -195,6 +195,7 @@ def test_clarifying_questions(text: str) -> None:
         "First, subtract 3 from both sides: 2x = 8. Does that make sense?",
         "- Subtract 3\n- Divide by 2\nClear?",
         "The answer is 4. Any questions?",
+        "The tank holds 40 litres. It loses 5 an hour. Shall I go on?",
         "",
     ],
 )
@@ -208,6 +209,7 @@ def test_not_clarifying_questions(text: str) -> None:
         "Of course! Please provide the problem statement so I can assist you better.",
         "Sure. Could you share the exact equation you are working on?",
         "Happy to help. Please tell me which part is unclear.",
+        "Hello, Sam! I'm ready to help you with your argument. What problem is it about?",
     ],
 )
 def test_a_request_for_the_details_is_a_clarifying_turn(text: str) -> None:

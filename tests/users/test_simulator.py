@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -147,3 +148,30 @@ async def test_a_user_that_repeats_the_agent_is_answered_for_by_code() -> None:
     fresh = _simulator([_reaction(message=PROSE)])
     reply = await fresh.react([Message(role="assistant", content=PROSE)], turn=3)
     assert not reply.stop and PROSE not in reply.message
+
+
+def test_an_opening_in_the_assistants_voice_is_replaced() -> None:
+    slip = "Hi, Sam! I'm here to help you solve this problem. Please tell me more about it."
+    opening = vague_opening(slip, PROBLEM)
+    assert opening.startswith("Hi, I am stuck") and "here to help" not in opening
+    asking = "Could you help me with a question about a leaking tank?"
+    assert vague_opening(asking, PROBLEM) == asking
+
+
+async def test_a_reply_offering_help_is_answered_for_by_code() -> None:
+    offer = "Sure! How can I assist you with your problem today?"
+    sim = _simulator([_reaction(message=offer)])
+    reply = await sim.react([Message(role="assistant", content="Here is a first step.")], turn=1)
+    assert "assist you" not in reply.message and not reply.stop
+
+
+@pytest.mark.parametrize(
+    "slip",
+    [
+        "Hello, Callum! I'm ready to help you with your argument. What problem is it about?",
+        "Sure, I can help you with that. What is the problem?",
+        "How can I assist with your maths today?",
+    ],
+)
+def test_openings_that_offer_help_are_replaced(slip: str) -> None:
+    assert vague_opening(slip, PROBLEM).startswith("Hi, I am stuck")

@@ -256,6 +256,7 @@ def check_preference(pref_id: str, text: str, taxonomy: str = "collab") -> bool 
     return CHECKERS[name](text)
 
 
+_DIGIT = re.compile(r"\d")
 _SOLUTION_MARK = re.compile(r"=|\\boxed|\\frac|\banswer is\b|\bsolution is\b|\bresult is\b", re.I)
 
 
@@ -276,8 +277,8 @@ def is_clarifying_question(text: str) -> bool:
     """Whether the message only asks the user something (no solution content).
 
     True for short messages that ask (a question, or a request such as "Please share the
-    problem statement."), have no lists, headings, code or math work, and at most one other
-    sentence (a lead-in such as "Before I start, one thing.").
+    problem statement."), have no lists, headings, code or math work, and at most two other
+    sentences without numbers (lead-ins such as "Hello! Before I start, one thing.").
     """
     body = text.strip()
     if not body or "```" in body or len(body.split()) > 80:
@@ -288,4 +289,6 @@ def is_clarifying_question(text: str) -> bool:
     if not any(_asks(s) for s in sentences):
         return False
     statements = [s for s in sentences if not _asks(s)]
-    return len(statements) <= 1 and not any(_SOLUTION_MARK.search(s) for s in sentences)
+    if len(statements) > 2 or (len(statements) == 2 and any(_DIGIT.search(s) for s in statements)):
+        return False
+    return not any(_SOLUTION_MARK.search(s) for s in sentences)

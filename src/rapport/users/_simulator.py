@@ -109,7 +109,7 @@ class UserSimulator:
         events += self._update_draft(reaction, turn)
         stop = wants_to_stop(reaction) and bool(self.draft)
         message = clean_message(reaction.message) or (_CLOSING if stop else "Go on.")
-        if echoes(message, agent_text):
+        if echoes(message, agent_text) or sounds_like_assistant(message):
             # Small user models slip into the assistant's role and repeat its message; code
             # answers for them: done when the draft is settled, else ask to go on.
             stop = bool(self.draft)
@@ -135,11 +135,14 @@ class UserSimulator:
             persona=self.persona,
             problem=self.problem,
             preferences=self._preference_lines(),
-            draft=self.draft or "(empty: you have no answer yet)",
             end_token=END_TOKEN,
         )
         *earlier, latest = history or [Message(role="assistant", content="")]
+        # What changes from turn to turn comes after the fixed instructions, so that the
+        # evaluated prefix of the system prompt is reused from one user turn to the next.
+        draft = self.draft or "(empty: you have no answer yet)"
         task = (
+            f"Your draft answer so far: {draft}\n\n"
             f"Conversation so far:\n{render_transcript(earlier)}\n\n"
             f"The assistant's latest message:\n{_clip(latest.content)}\n\nYour JSON:"
         )
@@ -166,16 +169,34 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
 def vague_opening(message: str, problem: str) -> str:
-    """The opening message, replaced by a partial quote when it pastes the whole problem.
+    """The opening message, replaced by a partial quote when it pastes the whole problem or
+    speaks as the assistant.
 
-    Code decides here because small models tend to copy the problem verbatim.
+    Code decides here because small models tend to copy the problem verbatim, or to open
+    with an offer of help instead of a request for it.
     """
     question = problem.split("\n\n")[0]  # without the lettered options, if any
-    if message and not pastes(message, problem) and not pastes(message, question):
+    pasted = pastes(message, problem) or pastes(message, question)
+    if message and not pasted and not sounds_like_assistant(message):
         return message
     words = question.split()
     head = " ".join(words[: max(3, len(words) // 3)])
     return f'Hi, I am stuck on a problem that starts "{head} ..." Could you help me with it?'
+
+
+_ASSISTANT_VOICE = re.compile(
+    r"\b(?:i'?m|i am) (?:here|ready|happy|glad) to (?:help|assist)|"
+    r"\b(?:help|assist) you\b|how (?:can|may) i (?:help|assist)|"
+    r"i'?d be (?:happy|glad) to help|tell me more about (?:the|your) problem|"
+    r"what (?:problem|question) is it\b|what (?:do you|would you like to) need help with|"
+    r"let me know (?:how|what) i can",
+    re.IGNORECASE,
+)
+
+
+def sounds_like_assistant(message: str) -> bool:
+    """Whether a user message offers help instead of asking for it (a role slip)."""
+    return bool(_ASSISTANT_VOICE.search(message))
 
 
 def echoes(message: str, agent_text: str) -> bool:
