@@ -53,3 +53,23 @@ async def test_code_rules_make_enforcement_agree_with_the_checkers(kit: SimpleNa
 
 def test_no_checkable_pair_gives_nan() -> None:
     assert math.isnan(enforcement_agreement([]))
+
+
+async def test_the_report_table_gives_pairs_and_both_shares(kit: SimpleNamespace) -> None:
+    from rapport.envs.collab import agreement_table
+
+    def careless_user(request: Request) -> str:
+        if request.json_schema is None:
+            return "I have a train question."
+        # The user model calls every preference broken; the bulleted, blunt reply is not.
+        return kit.reaction(satisfied=False, enforce=False, message="Fine.")
+
+    agent_reply = "- Distance: 120 km\n- Speed: 60 km/h"
+    h = kit.Harness(lambda _r: agent_reply, ScriptedAPI(responder=careless_user))
+    _bench, record = await h.run(max_turns=2)
+    table = agreement_table([record])
+    [[condition, pairs, final, alone]] = table["rows"]
+    assert condition == record.condition and pairs >= 2
+    assert final == round(enforcement_agreement([record]), 3) == 1.0
+    assert alone == round(enforcement_agreement([record], decision="model"), 3) < 1.0
+    assert agreement_table([])["rows"] == []

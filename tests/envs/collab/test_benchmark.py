@@ -70,3 +70,32 @@ def test_score_reads_the_final_draft_enforcements_and_messages() -> None:
     assert bench.score(record) == {"TS": 1.0, "UE": 1.0, "Len": 5.0}
     record.outcome["draft"] = "6"
     assert bench.score(record)["TS"] == 0.0
+
+
+async def test_the_agent_samples_at_the_configured_temperature() -> None:
+    from rapport.agents import Agent
+    from rapport.envs import Condition, SessionSpec
+    from rapport.llm import ModelRoles, Request, ScriptedAPI
+    from rapport.memory import create_memory
+
+    seen: list[float] = []
+
+    def agent(request: Request) -> str:
+        seen.append(request.config.temperature)
+        return "Which numbers does your problem use?"
+
+    bench = create_benchmark(_config(problems="generated", agent_temperature="0.3"))
+    roles = ModelRoles({"agent": ScriptedAPI(responder=agent), "user": ScriptedAPI(["Hi."] * 9)})
+    [user] = bench.users(1, seed=5)
+    spec: SessionSpec = bench.sessions(user, 1, seed=5)[0]
+    await bench.run_session(
+        spec,
+        user,
+        Agent(roles.get("agent")),
+        create_memory("none", roles),
+        roles,
+        condition=Condition(name="none", memory="none"),
+    )
+    assert seen and set(seen) == {0.3}
+    with pytest.raises(pydantic.ValidationError, match="agent_temperature"):
+        create_benchmark(_config(agent_temperature="-1"))

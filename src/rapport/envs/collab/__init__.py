@@ -1,7 +1,7 @@
 """MultiSessionCollab: simulated users with preferences, one problem per session."""
 
 from ._ablation import DEFAULT_LEARNED_MEMORY, CollabAblationBenchmark
-from ._agreement import enforcement_agreement
+from ._agreement import agreement_table, enforcement_agreement
 from ._benchmark import CollabBenchmark, CollabOptions
 from ._problems import Problem, ProblemSourceError, is_correct, load_problems
 from ._session import CollabSession, SessionSettings, problem_text
@@ -15,6 +15,7 @@ __all__ = [
     "Problem",
     "ProblemSourceError",
     "SessionSettings",
+    "agreement_table",
     "enforcement_agreement",
     "is_correct",
     "load_problems",

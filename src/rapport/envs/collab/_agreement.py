@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Literal
 
 from rapport.log import PreferenceVerdictEvent, SessionRecord
@@ -28,14 +28,40 @@ def enforcement_agreement(
         The share in [0, 1]; NaN when there is no checkable pair.
     """
     agree = total = 0
+    for _record, event in _checkable(records):
+        enforce = event.enforced if decision == "final" else not event.model_satisfied
+        total += 1
+        agree += enforce == (not event.checker_satisfied)
+    return agree / total if total else math.nan
+
+
+def agreement_table(records: Iterable[SessionRecord]) -> dict[str, object]:
+    """The report's table: per condition, the checkable pairs and both agreement shares."""
+    by_condition: dict[str, list[SessionRecord]] = {}
+    for record in records:
+        by_condition.setdefault(record.condition, []).append(record)
+    rows: list[list[object]] = []
+    for condition, group in sorted(by_condition.items()):
+        pairs = sum(1 for _ in _checkable(group))
+        if not pairs:
+            continue
+        final = enforcement_agreement(group)
+        alone = enforcement_agreement(group, decision="model")
+        rows.append([condition, pairs, round(final, 3), round(alone, 3)])
+    return {
+        "title": "Enforcement vs deterministic checkers (turn x checkable preference pairs)",
+        "columns": ["condition", "pairs", "agreement", "user model alone"],
+        "rows": rows,
+    }
+
+
+def _checkable(
+    records: Iterable[SessionRecord],
+) -> Iterator[tuple[SessionRecord, PreferenceVerdictEvent]]:
     for record in records:
         for event in record.events_of("preference_verdict"):
-            if event.checker_satisfied is None or _after_clarifying(record, event):
-                continue
-            enforce = event.enforced if decision == "final" else not event.model_satisfied
-            total += 1
-            agree += enforce == (not event.checker_satisfied)
-    return agree / total if total else math.nan
+            if event.checker_satisfied is not None and not _after_clarifying(record, event):
+                yield record, event
 
 
 def _after_clarifying(record: SessionRecord, event: PreferenceVerdictEvent) -> bool:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import random
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from rapport.agents import Agent
 from rapport.envs import Condition, SessionSpec, UserSpec
-from rapport.llm import ModelRoles, stable_hash
+from rapport.llm import GenerateConfig, ModelRoles, stable_hash
 from rapport.log import ExperimentConfig, SessionRecord
 from rapport.memory import Memory
 from rapport.users import Persona, as_collab_user, load_personas_jsonl, make_users
 
+from ._agreement import agreement_table
 from ._problems import Problem, is_correct, load_problems
 from ._session import CollabSession
 
@@ -27,6 +28,9 @@ class CollabOptions(BaseModel):
     """Where problems come from: ``math500``, ``generated`` or a local file path."""
     personas: str | None = None
     """A Persona Hub style JSONL file; None: personas generated from attribute lists."""
+    agent_temperature: float = Field(default=0.7, ge=0.0, le=2.0)
+    """The agent's sampling temperature (seeded per call, so runs still repeat exactly).
+    Greedy decoding makes small agents repeat one reply word for word after an enforcement."""
 
 
 class CollabBenchmark:
@@ -40,6 +44,7 @@ class CollabBenchmark:
         problems: the run's problem pool (sessions draw from it).
         max_turns: the most user-agent turn pairs per session.
         personas: personas to draw users from; None: generated from attribute lists.
+        agent_temperature: the agent's sampling temperature.
     """
 
     name = "collab"
@@ -52,10 +57,12 @@ class CollabBenchmark:
         *,
         max_turns: int = 10,
         personas: list[Persona] | None = None,
+        agent_temperature: float = 0.7,
     ) -> None:
         self.pool = list(problems)
         self.max_turns = max_turns
         self.personas = personas
+        self.agent_temperature = agent_temperature
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> Self:
@@ -75,7 +82,12 @@ class CollabBenchmark:
             options.problems, config.users * config.sessions, config.seed, allow_fewer=True
         )
         personas = load_personas_jsonl(options.personas) if options.personas else None
-        return cls(problems, max_turns=config.max_turns, personas=personas)
+        return cls(
+            problems,
+            max_turns=config.max_turns,
+            personas=personas,
+            agent_temperature=options.agent_temperature,
+        )
 
     def users(self, n: int, seed: int) -> list[UserSpec]:
         """`n` reproducible users (persona + three non-conflicting preferences)."""
@@ -119,6 +131,7 @@ class CollabBenchmark:
             condition,
             max_turns=self.max_turns,
             benchmark=self.name,
+            agent_config=GenerateConfig(temperature=self.agent_temperature, top_p=0.95),
         )
         return await session.run(agent, memory, models)
 
@@ -137,6 +150,11 @@ class CollabBenchmark:
             "UE": float(len(record.events_of("enforcement"))),
             "Len": float(sum(1 for t in record.turns if t.speaker in ("user", "agent"))),
         }
+
+    def report_tables(self, records: list[SessionRecord]) -> list[dict[str, object]]:
+        """How often enforcement agreed with the checkers, per condition (when any could)."""
+        table = agreement_table(records)
+        return [table] if table["rows"] else []
 
 
 def _user_index(user: UserSpec) -> int:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from rapport.agents import Agent
 from rapport.envs import Condition, SessionSpec
-from rapport.llm import Message, ModelError, ModelRoles, record_calls
+from rapport.llm import GenerateConfig, Message, ModelError, ModelRoles, record_calls
 from rapport.log import ErrorEvent, NoteEvent, RecallEvent, SessionRecord, Speaker, Turn
 from rapport.memory import Memory, SessionInfo, UserRef
 from rapport.users import CollabUser, UserSimulator
@@ -60,6 +60,7 @@ class CollabSession:
         condition: the condition, whose settings pick the mode.
         max_turns: the most user-agent turn pairs.
         benchmark: the benchmark's name (for `SessionInfo`).
+        agent_config: the agent's sampling settings (None: the model's defaults).
     """
 
     def __init__(
@@ -71,8 +72,10 @@ class CollabSession:
         *,
         max_turns: int,
         benchmark: str = "collab",
+        agent_config: GenerateConfig | None = None,
     ) -> None:
         self.spec, self.user, self.problem = spec, user, problem
+        self.agent_config = agent_config
         self.settings = SessionSettings.model_validate(condition.settings)
         self.max_turns = max_turns
         self.benchmark = benchmark
@@ -119,7 +122,10 @@ class CollabSession:
         out = await _guard(
             "agent",
             agent.respond(
-                self.history, instructions=agent_prompt("direct"), memory_context=context
+                self.history,
+                instructions=agent_prompt("direct"),
+                memory_context=context,
+                config=self.agent_config,
             ),
         )
         self._add("agent", out.text)
@@ -161,6 +167,7 @@ class CollabSession:
                 instructions=agent_prompt("agent"),
                 memory_context=context,
                 recall=recall,
+                config=self.agent_config,
             ),
         )
         self._add("agent", out.text)
