@@ -169,7 +169,8 @@ def test_demo_is_collab_none_vs_reflection_on_generated_problems() -> None:
     assert config.benchmark == "collab" and config.memory == ["none", "reflection"]
     assert (config.users, config.sessions) == (2, 3)
     assert config.options == {"problems": "generated"}
-    assert config.models == {} and str(config.run_dir) == "runs/demo"
+    assert config.models == {"all": "llamacpp/qwen2.5-coder-0.5b"}
+    assert str(config.run_dir) == "runs/demo"
     parsed = build_parser().parse_args(["demo", "--model", "scripted/echo"])
     assert parsed.handler is not None and parsed.model == "scripted/echo"
 
