@@ -1,7 +1,8 @@
 """Time PRIME retrieval over a 10,000-experience library: prints JSON, target < 20 ms.
 
-Measured: embedding the query + stage/env prefilter + similarity + top-20 (the selection
-model's call is model time and is excluded). ``--embedder hashing|auto``.
+Experiences and queries are situations in retrieval's compact form (as distillation and a
+live turn write them). Measured: embedding the query + stage/env prefilter + similarity +
+top-20 (the selection model's call is model time and is excluded). ``--embedder hashing|auto``.
 """
 
 from __future__ import annotations
@@ -12,10 +13,16 @@ import random
 import time
 
 from rapport.memory import get_embedder
-from rapport.memory.prime import Conditions, Experience, ExperienceLibrary
+from rapport.memory.prime import (
+    Conditions,
+    Experience,
+    ExperienceLibrary,
+    Stage,
+    compact_situation,
+)
 
 ENVS = ("function", "telepathy", "turtle", "intention", "travel", "persuade", "search", "tau")
-STAGES = ("exploration", "verification", "completion")
+STAGES: tuple[Stage, ...] = ("exploration", "verification", "completion")
 ZONES = ("golden", "warning", "preference")
 WORDS = (
     "ask",
@@ -39,11 +46,21 @@ WORDS = (
 )
 
 
+def situation(rng: random.Random, env: str, stage: str) -> str:
+    """A live-turn situation in retrieval's compact form, from random moves and replies."""
+    exchanges = [
+        ("[action] " + " ".join(rng.choices(WORDS, k=4)) + "?", rng.choice(("yes", "no", "unsure")))
+        for _ in range(rng.randint(0, 3))
+    ]
+    return compact_situation(env, stage, exchanges)
+
+
 def build(n: int, encode: object) -> ExperienceLibrary:
     rng = random.Random(0)
     lib = ExperienceLibrary()
     for i in range(n):
         text = " ".join(rng.choices(WORDS, k=8))
+        env, stage = rng.choice(ENVS), rng.choice(STAGES)
         lib.add(
             Experience(
                 id=f"exp-{i}",
@@ -51,9 +68,10 @@ def build(n: int, encode: object) -> ExperienceLibrary:
                 action="act",
                 outcome="ok",
                 lesson=" ".join(rng.choices(WORDS, k=6)),
-                stage=rng.choice(STAGES),
+                stage=stage,
                 zone=rng.choice(ZONES),
-                conditions=Conditions(envs=[rng.choice(ENVS)]),
+                conditions=Conditions(envs=[env]),
+                state=situation(rng, env, stage),
             )
         )
     return lib
@@ -78,13 +96,12 @@ def main() -> None:
     index_s = time.perf_counter() - start
     rng, total, search, found = random.Random(1), [], [], 0
     for _ in range(args.queries):
-        query = " ".join(rng.choices(WORDS, k=10))
+        env, stage = rng.choice(ENVS), rng.choice(STAGES)
+        query = situation(rng, env, stage)
         t0 = time.perf_counter()
         vec = embedder.encode([query])[0]
         t1 = time.perf_counter()
-        hits = lib.candidates(
-            rng.choice(ENVS), rng.choice(STAGES), vec, embedder.encode, min_similarity=0.6, limit=20
-        )
+        hits = lib.candidates(env, stage, vec, embedder.encode, min_similarity=0.6, limit=20)
         t2 = time.perf_counter()
         total.append(t2 - t0)
         search.append(t2 - t1)

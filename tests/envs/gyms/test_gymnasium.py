@@ -15,7 +15,8 @@ def test_reset_and_step_follow_the_gymnasium_contract() -> None:
     assert isinstance(obs, str) and info["horizon"] == 3
     target = env.gym.hidden()["entity"]
     obs, reward, terminated, truncated, info = env.step("[action] Is it alive?")
-    assert obs in {"yes", "no"} and reward == 0.0 and not (terminated or truncated)
+    assert obs.splitlines()[0] in {"yes", "no"} and "2 turns left" in obs
+    assert reward == 0.0 and not (terminated or truncated)
     obs, reward, terminated, truncated, info = env.step(f"[answer] {target}")
     assert terminated and not truncated and reward == pytest.approx(1 - 0.5 / 3)
 

@@ -8,6 +8,7 @@ from ._core import HORIZON, Action, Gym, Step, parse_action
 from ._function import FunctionGym
 from ._intention import IntentionGym
 from ._persuade import PersuadeGym
+from ._policy import condense_policy
 from ._registry import GYMS, UnknownGymError, gymnasium_env, make_gym
 from ._report import cost_table, report_tables, reward_table
 from ._search import SearchGym
@@ -33,6 +34,7 @@ __all__ = [
     "TravelGym",
     "TurtleGym",
     "UnknownGymError",
+    "condense_policy",
     "cost_table",
     "gymnasium_env",
     "make_gym",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rapport.agents import Agent
 from rapport.llm import GenerateConfig, Message, ModelError, ModelRoles, derive_seed, record_calls
@@ -26,7 +26,9 @@ from ._report import report_tables
 
 
 class GymOptions(BaseModel):
-    """Options of the gym benchmark (CLI values arrive as strings)."""
+    """Options of the gym benchmark (CLI values arrive as strings; unknown names are refused)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     env: list[str] = Field(default_factory=lambda: ["function", "telepathy"])
     """Gyms to run, comma separated: function, telepathy, turtle, intention, travel, ..."""
@@ -36,6 +38,8 @@ class GymOptions(BaseModel):
     """Held-out episodes per user, memory frozen (reported)."""
     horizon: int = Field(default=HORIZON, ge=1, le=64)
     """Agent turns per episode."""
+    policy_chars: int = Field(default=1500, ge=0)
+    """TauGym: characters of the condensed domain policy shown to the agent (0: none)."""
 
     @field_validator("env", mode="before")
     @classmethod
@@ -61,10 +65,12 @@ class GymBenchmark:
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> GymBenchmark:
-        """Validate ``config.options`` (env, train_episodes, eval_episodes, horizon)."""
-        known = set(GymOptions.model_fields)
-        options = {k: v for k, v in config.options.items() if k in known}
-        return cls(GymOptions.model_validate(options), seed=config.seed)
+        """Validate ``config.options`` into `GymOptions`.
+
+        Raises:
+            pydantic.ValidationError: an unknown option or a bad value.
+        """
+        return cls(GymOptions.model_validate(config.options), seed=config.seed)
 
     def users(self, n: int, seed: int) -> list[UserSpec]:
         """``n`` streams per environment."""
@@ -108,7 +114,12 @@ class GymBenchmark:
         condition: Condition,
     ) -> SessionRecord:
         """Play one episode: memory context, then per turn recall -> agent -> environment."""
-        gym = make_gym(spec.task["env"], horizon=self.options.horizon, split=spec.task["split"])
+        gym = make_gym(
+            spec.task["env"],
+            horizon=self.options.horizon,
+            split=spec.task["split"],
+            **self._gym_options(spec.task["env"]),
+        )
         record = SessionRecord(
             condition=condition.name,
             user_id=user.id,
@@ -135,6 +146,9 @@ class GymBenchmark:
         record.finished_at = time.time()
         return record
 
+    def _gym_options(self, env: str) -> dict[str, Any]:
+        return {"policy_chars": self.options.policy_chars} if env == "tau" else {}
+
     async def _play(
         self,
         gym: Gym,
@@ -156,7 +170,7 @@ class GymBenchmark:
         history = [Message(role="user", content=gym.reset(spec.task["episode_seed"]))]
         record.turns.append(Turn(index=0, speaker="user", text=history[0].content))
         gym.judge = models.get("judge")
-        config = GenerateConfig(temperature=1.0 if spec.split == "train" else 0.0, max_tokens=200)
+        explore = spec.split == "train"
         while not gym.done:
             recall = await memory.recall(ref, history)
             agent_turn = len(record.turns)
@@ -167,7 +181,7 @@ class GymBenchmark:
                 instructions=gym.prompt(),
                 memory_context=context,
                 recall=recall,
-                config=config,
+                config=_sampling(explore, spec.task["episode_seed"], gym.turn),
             )
             step = await gym.astep(out.text, models.get("user"))
             history += [
@@ -186,6 +200,16 @@ class GymBenchmark:
             "reward": float(record.outcome.get("trajectory_reward", 0.0)),
             "success": float(bool(record.outcome.get("success", False))),
         }
+
+
+def _sampling(explore: bool, episode_seed: int, turn: int) -> GenerateConfig:
+    """Train episodes explore at temperature 1.0, each episode and turn with its own seed
+    (the same prompt in two episodes must not replay one sample); eval decodes greedily."""
+    if not explore:
+        return GenerateConfig(temperature=0.0, max_tokens=200)
+    return GenerateConfig(
+        temperature=1.0, max_tokens=200, seed=derive_seed(episode_seed, f"turn:{turn}")
+    )
 
 
 def _jsonable(value: Any) -> Any:

@@ -13,10 +13,23 @@ ActionKind = Literal["action", "search", "answer", "finish", "invalid"]
 HORIZON = 16
 """Default number of agent turns in an episode."""
 
-_TAG = re.compile(r"\[(action|search|answer|finish)\]", re.IGNORECASE)
+_SYNONYMS = {
+    "ask": "action",
+    "question": "action",
+    "query": "action",
+    "guess": "answer",
+    "final answer": "answer",
+}
+_NAMES = "action|search|answer|finish|ask|question|query|guess|final answer"
+_TAG = re.compile(rf"\[\s*({_NAMES})\s*\]", re.IGNORECASE)
+_LABEL = re.compile(
+    rf"^[ \t>#*_`-]*({_NAMES})[*_`]*[ \t]*(?::|-(?=\s))[*_`]*", re.IGNORECASE | re.MULTILINE
+)
+_SINGLE_LINE = {"action", "search"}
 FORMAT_RULE = (
-    "Reply with exactly one move per message: a line that starts with its tag, for example "
-    "`[action] ...`, `[search] ...`, `[answer] ...` or `[finish]`."
+    "Reply with exactly one move per message, on a line that starts with its tag in square "
+    "brackets: `[action] ...`, `[search] ...`, `[answer] ...` or `[finish]`. Write nothing "
+    "after the move."
 )
 
 
@@ -31,15 +44,22 @@ class Action:
 def parse_action(message: str) -> Action:
     """Parse an agent message: the last tag in it wins, so a reasoning preamble is allowed.
 
-    The move's text runs from the tag to the end of the message (quotes and code ticks
-    around it are dropped).
+    Lenient with what small models write: any case, a colon after the tag, bold or code
+    marks around it, ``Answer: ...`` labels at a line start when no bracketed tag is
+    present, and the synonyms ask / question / query (``action``) and guess / final answer
+    (``answer``). An ``[action]`` or ``[search]`` move is its first line (a model that goes
+    on to imagine the reply is cut off); an ``[answer]`` runs to the end of the message.
     """
-    matches = list(_TAG.finditer(message))
+    matches = list(_TAG.finditer(message)) or list(_LABEL.finditer(message))
     if not matches:
         return Action(kind="invalid", text=message.strip())
     last = matches[-1]
-    text = message[last.end() :].strip().strip("`\"'").strip()
-    return Action(kind=last.group(1).lower(), text=text)  # type: ignore[arg-type]
+    name = " ".join(last.group(1).lower().split())
+    kind = _SYNONYMS.get(name, name)
+    text = message[last.end() :].lstrip(" \t:*_`-").strip()
+    if kind in _SINGLE_LINE:
+        text = text.split("\n", 1)[0].strip()
+    return Action(kind=kind, text=text.strip("`\"'*").strip())  # type: ignore[arg-type]
 
 
 @dataclass
@@ -66,6 +86,10 @@ class Gym:
 
     name: ClassVar[str] = "gym"
     instructions: ClassVar[str] = ""
+    examples: ClassVar[dict[str, str]] = {}
+    """One concrete example per move the gym takes (move kind -> a full message)."""
+    final_move: ClassVar[str] = "answer"
+    """The move that closes an episode; the last turns remind the agent of it."""
 
     def __init__(self, horizon: int = HORIZON, split: str = "train") -> None:
         self.horizon = horizon
@@ -86,7 +110,14 @@ class Gym:
 
     def step(self, message: str) -> Step:
         """Apply one agent message (code only: no model)."""
-        return self._finish_step(self._dispatch(parse_action(message)))
+        return self._finish_step(self._dispatch(self.parse(message)))
+
+    def parse(self, message: str) -> Action:
+        """`parse_action`, then the gym's own reading of an untagged message (if any)."""
+        action = parse_action(message)
+        if action.kind == "invalid":
+            return self._coerce(message) or action
+        return action
 
     async def astep(self, message: str, model: Model | None = None) -> Step:
         """Like `step`, but may ask ``model`` (user simulator / judge) where code cannot decide."""
@@ -103,8 +134,21 @@ class Gym:
         return self.score >= 0.7
 
     def prompt(self) -> str:
-        """The agent's instructions: the gym's rules plus the shared move format."""
-        return f"{self.instructions}\n{FORMAT_RULE}"
+        """The agent's instructions: the gym's rules, the move format and an example of each."""
+        lines = [self.instructions, FORMAT_RULE]
+        if self.examples:
+            lines.append("Examples of moves:")
+            lines += [f"  {example}" for example in self.examples.values()]
+        return "\n".join(lines)
+
+    def reminder(self) -> str:
+        """What the last turns add to the observation: how many turns remain, and how to end."""
+        left = self.horizon - self.turn
+        if self.done or left > 2:
+            return ""
+        example = self.examples.get(self.final_move, f"[{self.final_move}] ...")
+        when = "This is your last turn" if left == 1 else f"{left} turns left"
+        return f"\n({when}: end with your {self.final_move} now, e.g. `{example}`.)"
 
     def hidden(self) -> dict[str, Any]:
         """The episode's hidden state (for scripted policies, tests and the run log)."""
@@ -121,7 +165,10 @@ class Gym:
             return self._answer(action.text)
         if action.kind == "finish":
             return self._finish()
-        return Step("Unrecognized move. " + FORMAT_RULE)
+        example = next(iter(self.examples.values()), "")
+        return Step(
+            "Unrecognized move. " + FORMAT_RULE + (f" For example: `{example}`" if example else "")
+        )
 
     def _finish_step(self, step: Step) -> Step:
         self.turn += 1
@@ -134,12 +181,18 @@ class Gym:
             )
             self._on_timeout()
         self.done = self.done or step.done
+        if not self.done:
+            step.observation += self.reminder()
         self.rewards.append(step.reward)
         step.info.setdefault("turn", self.turn - 1)
         return step
 
     def _start(self) -> str:
         raise NotImplementedError
+
+    def _coerce(self, message: str) -> Action | None:
+        """The move an untagged message plainly means in this gym, or None (default)."""
+        return None
 
     def _act(self, text: str) -> Step:
         return Step("This environment has no [action] move here.")

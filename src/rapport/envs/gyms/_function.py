@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from ._core import Gym, Step
+from ._core import Action, Gym, Step
 from ._expr import ExprError, evaluate
 
 _VARS = ("a", "b", "c", "d")
@@ -47,6 +47,12 @@ FAMILIES: dict[str, Callable[[random.Random], str]] = {
     "product": _product,
 }
 _NUM = re.compile(r"-?\d+")
+_CALL = r"f\s*\(\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*,\s*(-?\d+)\s*\)"
+_QUERY = re.compile(_CALL + r"(?!\s*=)")
+_RULE = re.compile(
+    r"(?:rule\s*:|f\s*\(\s*a\s*,\s*b\s*,\s*c\s*,\s*d\s*\)\s*=)\s*(.+?)\s*(?:;|\n|,?\s*value\s*:|$)",
+    re.IGNORECASE,
+)
 
 
 class FunctionGym(Gym):
@@ -63,6 +69,10 @@ class FunctionGym(Gym):
         "c, d>; value: <f at the test input>`. Expressions may use + - * // % **, "
         "comparisons and `x if cond else y`."
     )
+    examples: ClassVar[dict[str, str]] = {
+        "action": "[action] f(1, 0, 0, 0)",
+        "answer": "[answer] rule: 2*a + b - 3; value: 5",
+    }
 
     def _start(self) -> str:
         self.family = self.rng.choice(sorted(FAMILIES))
@@ -98,11 +108,19 @@ class FunctionGym(Gym):
             f"Scored: {verdict}.", self.score, True, {"rule_ok": rule_ok, "value_ok": value_ok}
         )
 
+    def _coerce(self, message: str) -> Action | None:
+        """An untagged message: a stated rule is an answer; else its first f(...) without a
+        value after it is a query."""
+        if _RULE.search(message) and re.search(r"value\s*:", message, re.IGNORECASE):
+            return Action("answer", message.strip())
+        query = _QUERY.search(message)
+        return Action("action", query.group(0)) if query else None
+
     def _rule_matches(self, text: str) -> bool:
-        match = re.search(r"rule\s*:\s*(.+?)(?:;|\n|value\s*:|$)", text, re.IGNORECASE)
+        match = _RULE.search(text)
         if not match:
             return False
-        expr = match.group(1).strip().removeprefix("f(a,b,c,d)").lstrip("= ").strip()
+        expr = match.group(1).strip().strip("`.").replace("^", "**").strip()
         probe = random.Random(f"probe:{self.rule}")
         try:
             for _ in range(30):
@@ -114,5 +132,12 @@ class FunctionGym(Gym):
         return True
 
     def _value_matches(self, text: str) -> bool:
+        """``value: N``, or ``f(<the test input>) = N``."""
         match = re.search(r"value\s*:\s*(-?\d+)", text, re.IGNORECASE)
-        return bool(match) and int(match.group(1)) == self.f(self.test_input)  # type: ignore[union-attr]
+        if match:
+            return int(match.group(1)) == self.f(self.test_input)
+        for call in re.finditer(_CALL + r"\s*=\s*(-?\d+)", text):
+            args = tuple(int(call.group(i)) for i in range(1, 5))
+            if args == self.test_input:
+                return int(call.group(5)) == self.f(self.test_input)
+        return False

@@ -25,6 +25,11 @@ class IntentionGym(Gym):
         "and redundant questions cost points. When you know enough, send `[finish]` (or "
         "`[answer] <summary of the need>`)."
     )
+    examples: ClassVar[dict[str, str]] = {
+        "action": "[action] Which city are you flying from?",
+        "finish": "[finish]",
+    }
+    final_move: ClassVar[str] = "finish"
 
     def _start(self) -> str:
         self.task: dict[str, Any] = self.rng.choice(

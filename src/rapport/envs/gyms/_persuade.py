@@ -102,6 +102,11 @@ class PersuadeGym(Gym):
         "`[action] <argument>`; listen to their objections. Send `[finish]` when done. "
         "Their stance runs from 1 (strongly disagree) to 5 (strongly agree)."
     )
+    examples: ClassVar[dict[str, str]] = {
+        "action": "[action] Studies show it saves most families time every week.",
+        "finish": "[finish]",
+    }
+    final_move: ClassVar[str] = "finish"
 
     def _start(self) -> str:
         self.statement = self.rng.choice(STATEMENTS)

@@ -105,6 +105,10 @@ class SearchGym(Gym):
         "Answer the question using a search engine over a private encyclopedia. Search with "
         "`[search] <query>` (you get the top 3 passages); answer with `[answer] <short answer>`."
     )
+    examples: ClassVar[dict[str, str]] = {
+        "search": "[search] capital of the river kingdom",
+        "answer": "[answer] Velmora",
+    }
 
     def _start(self) -> str:
         self.question, self.gold = self.rng.choice(split_pool(world().questions, self.split))

@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 from rapport.llm import GenerateConfig, Message, Model
 
 from ._content import render, split_pool
-from ._core import Gym, Step, parse_action
+from ._core import Gym, Step
+from ._policy import condense_policy
 
 DOMAINS = ("airline", "retail")
 _INSTALL = "TauGym needs tau2-bench: pip install 'rapport[tau]'"
@@ -68,6 +69,8 @@ class TauGym(Gym):
 
     Args:
         domain: ``airline``, ``retail`` or ``both`` (each episode draws one from its seed).
+        policy_chars: characters of the domain policy the agent is shown, condensed to its
+            headings and the rule lines nearest the customer's request (0: no policy).
     """
 
     name: ClassVar[str] = "tau"
@@ -76,9 +79,23 @@ class TauGym(Gym):
         '"arguments": {...}}` (JSON), write to the customer with `[answer] <message>`, and '
         "send `[finish]` when the customer's request is handled. Follow the domain policy."
     )
+    examples: ClassVar[dict[str, str]] = {
+        "action": '[action] {"name": "get_user_details", "arguments": {"user_id": "sara_doe_496"}}',
+        "answer": "[answer] Could you give me your user id, please?",
+        "finish": "[finish]",
+    }
+    final_move: ClassVar[str] = "finish"
 
-    def __init__(self, horizon: int = 16, split: str = "train", domain: str = "both") -> None:
+    def __init__(
+        self,
+        horizon: int = 16,
+        split: str = "train",
+        domain: str = "both",
+        policy_chars: int = 1500,
+    ) -> None:
         super().__init__(horizon, split)
+        self.policy_chars = policy_chars
+        self.policy = ""
         if domain not in (*DOMAINS, "both"):
             raise ValueError(f"unknown tau2 domain '{domain}' (known: {', '.join(DOMAINS)})")
         self.domains = DOMAINS if domain == "both" else (domain,)
@@ -91,6 +108,7 @@ class TauGym(Gym):
         self.env = t.registry.get_env_constructor(self.domain)()
         self.calls = 0
         opening = self.opening()
+        self.policy = condense_policy(self.env.get_policy(), self.policy_chars, focus=opening)
         self.messages: list[Any] = [t.message.UserMessage(role="user", content=opening)]
         return f"Tools:\n{tool_lines(self.env)}\nCustomer: {opening}"
 
@@ -100,6 +118,11 @@ class TauGym(Gym):
         if isinstance(ins, str):
             return ins
         return " ".join(p for p in (ins.reason_for_call, ins.known_info) if p).replace("You ", "I ")
+
+    def prompt(self) -> str:
+        """The shared instructions, then the condensed domain policy of this episode."""
+        base = super().prompt()
+        return f"{base}\n\nDomain policy (condensed):\n{self.policy}" if self.policy else base
 
     def hidden(self) -> dict[str, Any]:
         return {"domain": self.domain, "task_id": self.task.id}
@@ -148,7 +171,7 @@ class TauGym(Gym):
         return float(info.reward)
 
     async def astep(self, message: str, model: Model | None = None) -> Step:
-        action = parse_action(message)
+        action = self.parse(message)
         if model is None or action.kind != "answer" or self.done:
             return self.step(message)
         reply = await self._customer(model, action.text)

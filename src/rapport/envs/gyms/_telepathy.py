@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 from rapport.llm import GenerateConfig, Message, Model
 
 from ._content import load_data, render, split_pool
-from ._core import Gym, Step, normalize, words
+from ._core import Action, Gym, Step, normalize, words
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,10 @@ class TelepathyGym(Gym):
         "Ask yes/no questions with `[action] <question>`; the user answers yes, no or unsure. "
         "Guess with `[answer] <name>`. Fewer questions score higher."
     )
+    examples: ClassVar[dict[str, str]] = {
+        "action": "[action] Is it an animal?",
+        "answer": "[answer] penguin",
+    }
 
     def _start(self) -> str:
         entities, self.keywords = catalogue()
@@ -61,21 +65,43 @@ class TelepathyGym(Gym):
         tokens = words(question)
         return [a for a, kws in self.keywords.items() if tokens & kws]
 
+    def named(self, text: str) -> list[str]:
+        """The catalogue entities a text names (whole words, a plural ``s`` allowed; a name
+        inside a longer named one, like bear in polar bear, does not count)."""
+        padded = f" {normalize(text)} "
+        found = [
+            e.name
+            for e in catalogue()[0]
+            if f" {normalize(e.name)} " in padded or f" {normalize(e.name)}s " in padded
+        ]
+        return [n for n in found if not any(n != m and f" {n} " in f" {m} " for m in found)]
+
     def answer_by_code(self, question: str) -> str | None:
-        """yes / no from attributes, or None when the question mentions none."""
+        """yes / no from the entities a question names or else the attributes it mentions;
+        None when it mentions neither."""
+        names = self.named(question)
+        if self.target.name in names:
+            return "yes"
+        if names and not any(f" {n} " in f" {self.target.name} " for n in names):
+            return "no"
         attrs = self.mentioned(question)
         if not attrs:
             return None
         return "yes" if all(a in self.target.attributes for a in attrs) else "no"
+
+    def _coerce(self, message: str) -> Action | None:
+        """An untagged message that is a single question is an ``[action]``."""
+        lines = [line for line in message.strip().splitlines() if line.strip()]
+        if len(lines) == 1 and lines[0].rstrip().endswith("?"):
+            return Action("action", lines[0].strip())
+        return None
 
     def _act(self, text: str) -> Step:
         self.questions += 1
         return Step(self.answer_by_code(text) or "unsure")
 
     async def astep(self, message: str, model: Model | None = None) -> Step:
-        from ._core import parse_action
-
-        action = parse_action(message)
+        action = self.parse(message)
         if (
             model is None
             or self.done
@@ -88,7 +114,8 @@ class TelepathyGym(Gym):
         return self._finish_step(Step(reply, info={"simulated": True}))
 
     def _answer(self, text: str) -> Step:
-        if normalize(text) == normalize(self.target.name):
+        """Right when the guess is the name, or names the target and no other entity."""
+        if normalize(text) == normalize(self.target.name) or self.named(text) == [self.target.name]:
             self.score = max(0.0, 1.0 - 0.5 * self.questions / self.horizon)
             return Step("Yes, that is it!", self.score, True, {"correct": True})
         self.questions += 1

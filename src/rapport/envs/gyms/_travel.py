@@ -76,6 +76,11 @@ class TravelGym(Gym):
         "Book a hotel the user will like. `[search] <query>` lists the options; ask about "
         "preferences with `[action] <question>`; book with `[answer] <hotel id>`."
     )
+    examples: ClassVar[dict[str, str]] = {
+        "search": "[search] hotels",
+        "action": "[action] Is a quiet room more important to you than a low price?",
+        "answer": "[answer] H3",
+    }
 
     def _start(self) -> str:
         self.city = self.rng.choice(CITIES)

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from rapport.llm import GenerateConfig, Message, Model, ModelError
 
 from ._content import load_data, render, split_pool
-from ._core import Gym, Step, parse_action, words
+from ._core import Gym, Step, words
 
 
 class Coverage(BaseModel):
@@ -33,6 +33,11 @@ class TurtleGym(Gym):
         "the host answers yes, no or irrelevant. Give your full explanation with "
         "`[answer] <what really happened>`."
     )
+    examples: ClassVar[dict[str, str]] = {
+        "action": "[action] Did the man know the woman before?",
+        "answer": "[answer] The man was a lighthouse keeper and the ship crashed because he "
+        "had switched off the light.",
+    }
 
     def _start(self) -> str:
         self.puzzle: dict[str, Any] = self.rng.choice(
@@ -59,7 +64,7 @@ class TurtleGym(Gym):
         return Step(f"The story: {self.puzzle['hidden']}", self.score, True, {"covered": covered})
 
     async def astep(self, message: str, model: Model | None = None) -> Step:
-        action = parse_action(message)
+        action = self.parse(message)
         judge = self.judge or model
         if self.done:
             return self.step(message)

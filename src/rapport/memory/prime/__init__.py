@@ -23,8 +23,9 @@ from ._evolve import (
 )
 from ._experience import ANY_ENV, Conditions, Experience
 from ._library import ExperienceLibrary, LibraryVersion
-from ._memory import PrimeMemory, PrimeOptions, library_from_state, situation_text
+from ._memory import PrimeMemory, PrimeOptions, library_from_state
 from ._select import select, zone_prompt
+from ._situation import compact_situation, exchanges_of, move_gist, situation_text
 
 __all__ = [
     "ANY_ENV",
@@ -44,14 +45,17 @@ __all__ = [
     "PrimeOptions",
     "Stage",
     "Zone",
+    "compact_situation",
     "distill",
     "draw_operations",
     "equalized",
     "evolve_once",
+    "exchanges_of",
     "explorations",
     "key_turns",
     "library_from_state",
     "meta_temperature",
+    "move_gist",
     "prune_ids",
     "reward_to_go",
     "select",

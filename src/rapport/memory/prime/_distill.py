@@ -12,6 +12,7 @@ from rapport.log import Provenance, SessionRecord
 from ._credit import Credit, key_turns, stage_of, zone_of
 from ._experience import Conditions, Experience
 from ._prompts import render
+from ._situation import compact_situation
 
 ZONE_TEXT = {
     "golden": ("it worked", "say what to do"),
@@ -123,6 +124,8 @@ async def distill(
     made = []
     for key, text, exp_id in zip(keys, out.parsed.experiences, library_ids, strict=False):
         step = steps[key]
+        stage = stage_of(step.turn, horizon)
+        before = [(x.action, x.observation) for x in steps[:key]]
         made.append(
             Experience(
                 id=exp_id,
@@ -130,8 +133,9 @@ async def distill(
                 action=text.action,
                 outcome=text.outcome,
                 lesson=text.lesson,
-                stage=stage_of(step.turn, horizon),
+                stage=stage,
                 zone=zone,
+                state=compact_situation(env, stage, before),
                 conditions=Conditions(
                     envs=[env], turn_range=(step.turn, step.turn), preconditions=text.preconditions
                 ),

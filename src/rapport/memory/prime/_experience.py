@@ -33,6 +33,9 @@ class Experience(BaseModel):
     stage: Stage
     zone: Zone
     conditions: Conditions = Field(default_factory=Conditions)
+    state: str = ""
+    """The code-written situation at the key turn, in the form a live query takes
+    (``rapport.memory.prime.compact_situation``); empty for experiences made before it."""
     uses: int = 0
     """Train episodes it was retrieved in."""
     successes: int = 0
@@ -61,8 +64,18 @@ class Experience(BaseModel):
         return ANY_ENV in self.conditions.envs or env in self.conditions.envs
 
     def embedding_text(self) -> str:
-        """The text retrieval compares against the current situation."""
-        return f"{self.situation} {self.lesson}"
+        """The text retrieval compares against the current situation.
+
+        The code-written ``state`` when there is one (the same form as the query); else
+        the situation and conditions in that form. The lesson is never embedded: it says
+        what to do, not when.
+        """
+        if self.state:
+            return self.state
+        c = self.conditions
+        envs = ", ".join(e for e in c.envs if e != ANY_ENV) or "any task"
+        pre = " ".join(p.rstrip(".") + "." for p in c.preconditions)
+        return f"{envs}, {self.stage} stage. Known so far: {self.situation.rstrip('.')}. {pre}"
 
     def line(self) -> str:
         """One prompt line."""

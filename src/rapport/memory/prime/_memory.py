@@ -19,6 +19,7 @@ from ._distill import distill
 from ._evolve import EvolutionSettings, evolve_once
 from ._library import ExperienceLibrary
 from ._select import select, zone_prompt
+from ._situation import situation_text
 
 
 class PrimeOptions(BaseModel):
@@ -100,7 +101,7 @@ class PrimeMemory(BaseMemory):
             return ""
         turn = sum(m.role == "assistant" for m in conversation)
         stage = stage_of(turn, episode.horizon)
-        situation = situation_text(conversation)
+        situation = situation_text(conversation, episode.env, stage)
         query = self.encode([situation])[0]
         found = self.library.candidates(
             episode.env,
@@ -201,14 +202,6 @@ class PrimeMemory(BaseMemory):
     def save(self, path: str | Path) -> None:
         """Write the library as JSON (load it into another run with ``library_path``)."""
         Path(path).write_text(self.library.to_json(), "utf-8")
-
-
-def situation_text(conversation: list[Message]) -> str:
-    """What retrieval compares against: the task's opening and the latest observation."""
-    users = [m.content for m in conversation if m.role == "user"]
-    if not users:
-        return ""
-    return users[0] if len(users) == 1 else f"{users[0]}\n...\n{users[-1]}"
 
 
 def library_from_state(state: MemoryState) -> ExperienceLibrary:
