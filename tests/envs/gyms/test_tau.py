@@ -47,3 +47,16 @@ def test_bad_tool_call_json_is_reported_not_raised() -> None:
     gym = TauGym(domain="airline")
     gym.reset(1)
     assert "JSON" in gym.step("[action] get_user_details please").observation
+
+
+def test_the_customer_speaks_of_themselves_in_the_first_person() -> None:
+    from rapport.envs.gyms._tau import first_person
+
+    scenario = (
+        "You are Mia Li. You want to change your flight. Your user id is mia_3668. "
+        "You were told that you can cancel, and you would like a refund."
+    )
+    assert first_person(scenario) == (
+        "I am Mia Li. I want to change my flight. My user id is mia_3668. "
+        "I was told that I can cancel, and I would like a refund."
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from typing import Any, ClassVar
 
 from rapport.llm import GenerateConfig, Message, Model
@@ -117,7 +118,7 @@ class TauGym(Gym):
         ins = self.task.user_scenario.instructions
         if isinstance(ins, str):
             return ins
-        return " ".join(p for p in (ins.reason_for_call, ins.known_info) if p).replace("You ", "I ")
+        return first_person(" ".join(p for p in (ins.reason_for_call, ins.known_info) if p))
 
     def prompt(self) -> str:
         """The shared instructions, then the condensed domain policy of this episode."""
@@ -197,3 +198,26 @@ class TauGym(Gym):
         ]
         out = await model.generate(prompt, config=GenerateConfig(max_tokens=120))
         return out.text.strip() or "Okay."
+
+
+_FIRST_PERSON = [
+    (re.compile(r"\b([Yy])ou are\b"), "I am"),
+    (re.compile(r"\b([Yy])ou were\b"), "I was"),
+    # subject position: a sentence start or after "that" / "if" / "when" / "and"
+    (re.compile(r"(^|[.!?]\s+|\b(?:that|if|when|and|but) )[Yy]ou\b"), r"\1I"),
+    (re.compile(r"\byourself\b"), "myself"),
+    (re.compile(r"\bYour\b"), "My"),
+    (re.compile(r"\byour\b"), "my"),
+    (re.compile(r"\byours\b"), "mine"),
+]
+
+
+def first_person(text: str) -> str:
+    """tau2's scenario (written to the user simulator: "You are ...") in the customer's voice.
+
+    Rewrites "you" only where it is a subject; an object "you" ("they told you") is rare in
+    scenarios and is left as it is.
+    """
+    for pattern, replacement in _FIRST_PERSON:
+        text = pattern.sub(replacement, text)
+    return text
