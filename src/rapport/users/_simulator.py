@@ -21,9 +21,13 @@ from ._rules import (
     wants_to_stop,
 )
 
-_TRANSCRIPT_MESSAGES = 6
-"""How many recent messages the user model re-reads (small models have short contexts)."""
+_TRANSCRIPT_MESSAGES = 4
+"""How many earlier messages the user model re-reads (small models have short contexts, and
+on a CPU every re-read token costs time: a user turn is mostly prompt evaluation)."""
 _MESSAGE_CHARS = 1500
+"""The latest agent message is clipped here."""
+_EARLIER_CHARS = 500
+"""Earlier messages are clipped here: the user needs their gist, not every line."""
 _CLOSING = "Thanks, that settles it."
 
 
@@ -160,7 +164,8 @@ def render_transcript(history: list[Message]) -> str:
         return "(nothing yet)"
     recent = history[-_TRANSCRIPT_MESSAGES:]
     return "\n".join(
-        f"{'You' if m.role == 'user' else 'Assistant'}: {_clip(m.content)}" for m in recent
+        f"{'You' if m.role == 'user' else 'Assistant'}: {_clip(m.content, _EARLIER_CHARS)}"
+        for m in recent
     )
 
 
@@ -239,5 +244,5 @@ def pastes(message: str, problem: str, *, share: float = 0.7) -> bool:
     return len(runs & present) >= share * len(runs)
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS] + " [...]"
+def _clip(text: str, chars: int = _MESSAGE_CHARS) -> str:
+    return text if len(text) <= chars else text[:chars] + " [...]"
