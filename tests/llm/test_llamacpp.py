@@ -166,3 +166,28 @@ def test_reusing_a_prefix_never_changes_the_output(small: ModelAPI) -> None:
     engine.prefix_cache._states.clear()
     from_scratch = engine.complete(follow_up)
     assert with_reuse.text == from_scratch.text
+
+
+class Booking(BaseModel):
+    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    pattern: str = Field(max_length=20)  # a field named like the keyword stays
+
+
+def test_regex_classes_in_patterns_are_spelled_out_for_the_grammar() -> None:
+    from rapport.llm._llamacpp import drop_patterns, spell_out_patterns
+
+    schema = Booking.model_json_schema()
+    spelled = spell_out_patterns(schema)
+    assert spelled["properties"]["date"]["pattern"] == "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+    dropped = drop_patterns(schema)
+    assert "pattern" not in dropped["properties"]["date"]
+    assert dropped["properties"]["pattern"] == schema["properties"]["pattern"]
+
+
+async def test_a_date_pattern_is_decoded_under_the_grammar(small: ModelAPI) -> None:
+    out = await Model(small).generate(
+        _ask("Book for the first of March 2026 with pattern 'window'. Answer in JSON."),
+        schema=Booking,
+        config=GenerateConfig(max_tokens=40, max_retries=0),
+    )
+    assert isinstance(out.parsed, Booking)

@@ -98,19 +98,39 @@ class LlamaEngine:
         return list(self.llm.tokenize(prompt.encode(), add_bos=False, special=True))
 
     def grammar(self, schema: dict[str, Any]) -> Any:
-        """The GBNF grammar for a JSON schema (cached by the schema's hash); None if unsupported."""
+        """The GBNF grammar for a JSON schema (cached by the schema's hash); None if unsupported.
+
+        Regex classes in ``pattern`` (``\\d``, ``\\w``, ``\\s``) are spelled out first: the
+        converter copies them as literal escapes, which llama.cpp's grammar parser refuses.
+        If llama.cpp still refuses the grammar, patterns are dropped (the output is
+        validated against the full schema afterwards either way).
+        """
         key = hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()
         if key not in self._grammars:
-            from llama_cpp import LlamaGrammar
-
-            try:
-                self._grammars[key] = LlamaGrammar.from_json_schema(
-                    json.dumps(schema), verbose=False
-                )
-            except Exception as exc:  # the converter raises bare exceptions on odd schemas
-                log.warning("no grammar for this schema (%s); decoding unconstrained", exc)
-                self._grammars[key] = None
+            grammar = self._parsed_grammar(spell_out_patterns(schema))
+            if grammar is None:
+                grammar = self._parsed_grammar(drop_patterns(schema))
+            if grammar is None:
+                log.warning("no grammar for this schema; decoding unconstrained")
+            self._grammars[key] = grammar
         return self._grammars[key]
+
+    def _parsed_grammar(self, schema: dict[str, Any]) -> Any:
+        """The schema's grammar if llama.cpp parses it, else None."""
+        import llama_cpp
+        from llama_cpp import LlamaGrammar
+
+        try:
+            grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        except Exception:  # the converter raises bare exceptions on odd schemas
+            return None
+        sampler = llama_cpp.llama_sampler_init_grammar(
+            self.llm._model.vocab, grammar._grammar.encode(), grammar._root.encode()
+        )
+        if not sampler:
+            return None
+        llama_cpp.llama_sampler_free(sampler)
+        return grammar
 
     def complete(self, request: Request) -> Completion:
         """Run one request to completion (blocking; call it on the worker thread)."""
@@ -208,8 +228,11 @@ class _Sampler:
             add(self._chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
         self._grammar = None
         if grammar is not None:
-            self._grammar = llama_cpp.llama_sampler_init_grammar(
-                llm._model.vocab, grammar._grammar.encode(), grammar._root.encode()
+            self._grammar = (
+                llama_cpp.llama_sampler_init_grammar(
+                    llm._model.vocab, grammar._grammar.encode(), grammar._root.encode()
+                )
+                or None
             )
         dtype = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
         self._all = np.zeros(self._n_vocab, dtype=dtype)
@@ -272,6 +295,37 @@ class _Sampler:
             self._lib.llama_sampler_accept(self._grammar, token)
         self._lib.llama_sampler_accept(self._chain, token)
         return token
+
+
+_REGEX_CLASSES = {r"\d": "[0-9]", r"\w": "[A-Za-z0-9_]", r"\s": "[ \t\n]"}
+
+
+def spell_out_patterns(schema: Any) -> Any:
+    """A copy of a JSON schema whose ``pattern`` strings use bracket classes, not escapes."""
+    if isinstance(schema, dict):
+        out = {}
+        for name, value in schema.items():
+            if name == "pattern" and isinstance(value, str):
+                for escape, spelled in _REGEX_CLASSES.items():
+                    value = value.replace(escape, spelled)
+            out[name] = value if isinstance(value, str) else spell_out_patterns(value)
+        return out
+    if isinstance(schema, list):
+        return [spell_out_patterns(v) for v in schema]
+    return schema
+
+
+def drop_patterns(schema: Any) -> Any:
+    """A copy of a JSON schema without ``pattern`` constraints."""
+    if isinstance(schema, dict):
+        return {
+            k: drop_patterns(v)
+            for k, v in schema.items()
+            if not (k == "pattern" and isinstance(v, str))  # not a property named "pattern"
+        }
+    if isinstance(schema, list):
+        return [drop_patterns(v) for v in schema]
+    return schema
 
 
 @atexit.register
