@@ -39,3 +39,13 @@ def test_minilm_from_the_installed_package() -> None:
     q, near, far = emb.encode(["cheap flights", "low-cost airline tickets", "a jazz concert"])
     assert q.shape == (384,) and abs(float(np.linalg.norm(q)) - 1.0) < 1e-4
     assert q @ near > q @ far
+
+
+@pytest.mark.skipif(minilm_path() is None, reason="the embeddings extra is not installed")
+def test_minilm_query_path_matches_batch_encoding() -> None:
+    emb = get_embedder("auto")
+    texts = ["a window seat on the morning train", "cheap compact car", "vegan dinner for two"]
+    batch = emb.encode(texts * 3)  # more than a query batch: sentence-transformers' encode
+    for i, text in enumerate(texts):
+        [row] = emb.encode([text])  # the direct single-thread path
+        assert row.dtype == np.float32 and np.allclose(row, batch[i], atol=1e-5)

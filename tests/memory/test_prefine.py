@@ -7,6 +7,7 @@ import json
 from rapport.llm import ModelRoles, Request, ScriptedAPI
 from rapport.log import SessionRecord, Turn
 from rapport.memory import SessionInfo, UserRef, create_memory
+from rapport.memory.prefine import PRefineMemory
 
 OK = {"support": True, "abstraction": True, "actionable": True, "temporal": True}
 
@@ -63,7 +64,7 @@ async def test_a_rejected_hypothesis_returns_with_the_verifiers_feedback() -> No
 async def test_the_loop_stops_after_three_rounds_and_keeps_the_prior_memory() -> None:
     accept = Script(generations=[["keeps costs low"]], verdicts=[[OK]])
     roles = ModelRoles({"all": ScriptedAPI(responder=accept)})
-    memory = create_memory("prefine", roles)
+    memory = PRefineMemory(roles)
     user = UserRef(id="u")
     await memory.learn(user, _record(0))
     reject = Script(
@@ -101,3 +102,13 @@ async def test_context_is_one_compact_line_within_budget() -> None:
     text = await memory.context(user, SessionInfo(index=1, benchmark="mpt"))
     assert text == "Preferences: keeps costs low; travels alone."
     assert len(text) <= 50
+
+
+async def test_learning_calls_failures_and_empty_results_are_counted() -> None:
+    script = Script(generations=[["keeps costs low"]], verdicts=[[{**OK, "support": False}]])
+    memory = PRefineMemory(ModelRoles({"all": ScriptedAPI(responder=script)}), max_rounds=1)
+    user = UserRef(id="u")
+    await memory.learn(user, _record(0))  # nothing accepted
+    memory.models = ModelRoles({"all": ScriptedAPI(responder=lambda r: "not json")})
+    await memory.learn(user, _record(1))  # the output stays invalid
+    assert memory.failure_counts(user) == {"calls": 2, "failures": 1, "empty": 1}

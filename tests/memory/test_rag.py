@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rapport.llm import Message, ModelRoles, ScriptedAPI, ToolCall
 from rapport.log import SessionRecord, Turn
 from rapport.memory import SessionInfo, UserRef, create_memory
+from rapport.memory import _rag as rag
 from rapport.memory._rag import UtteranceIndex, record_units
 
 
@@ -59,3 +62,44 @@ def test_index_returns_best_first_and_caps_k() -> None:
     hits = index.search("compact car", 10)
     assert len(hits) == 3 and hits[0][1] >= hits[1][1] >= hits[2][1]
     assert {hits[0][0], hits[1][0]} == {0, 2}
+
+
+WORDS = ["cheap", "compact", "car", "hotel", "quiet", "room", "jazz", "vegan", "window", "seat"]
+phrases = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4).map(" ".join)
+
+
+def _ranked(index: UtteranceIndex, query: str, k: int, *, half_from: int) -> list[int]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rag, "HALF_SCAN_MIN", half_from)
+        return [position for position, _ in index.search(query, k)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(texts=st.lists(phrases, min_size=1, max_size=40), query=phrases, k=st.integers(1, 8))
+def test_the_float16_scan_ranks_exactly_like_float32(texts: list[str], query: str, k: int) -> None:
+    index = UtteranceIndex("hashing")
+    index.add(texts)
+    exact = _ranked(index, query, k, half_from=10**9)
+    assert _ranked(index, query, k, half_from=1) == exact
+    scores = [score for _, score in index.search(query, k)]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_growing_the_index_between_searches_matches_one_build() -> None:
+    chunks = [["cheap compact car", "quiet hotel room"], ["jazz night", "vegan dinner"] * 3]
+    chunks.append(["a window seat", "cheap hotel room", "compact car rental"])
+    grown = UtteranceIndex("hashing")
+    for chunk in chunks:
+        grown.add(chunk)
+        _ranked(grown, "cheap room", 3, half_from=1)  # syncs the float16 copy part-way
+    whole = UtteranceIndex("hashing")
+    whole.add([text for chunk in chunks for text in chunk])
+    for query in ("cheap room", "compact car", "vegan jazz"):
+        assert _ranked(grown, query, 4, half_from=1) == _ranked(whole, query, 4, half_from=10**9)
+
+
+@pytest.mark.parametrize("half_from", [1, 10**9])
+def test_equal_texts_come_back_in_the_order_they_were_stored(half_from: int) -> None:
+    index = UtteranceIndex("hashing")
+    index.add(["jazz concert", "cheap car", "jazz night", "cheap car", "cheap car"])
+    assert _ranked(index, "cheap car", 2, half_from=half_from) == [1, 3]

@@ -3,7 +3,8 @@
 Both reach the same LLM as our methods through an OpenAI-compatible endpoint (for the
 embedded model: `rapport.llm.serve_model`). They are optional: ``pip install 'rapport[peers]'``.
 A library call that fails (small models often break its structured output) is counted, not
-raised: ``snapshot(user).data`` holds ``calls``, ``failures`` and ``last_error``.
+raised: ``snapshot(user).data`` holds ``calls``, ``failures``, ``empty`` (a learning call that
+ran but extracted nothing) and ``last_error``; `failure_counts` reads them.
 """
 
 from __future__ import annotations
@@ -75,6 +76,16 @@ class _PeerMemory(BaseMemory):
         if error is not None:
             data["failures"] = int(data.get("failures", 0)) + 1
             data["last_error"] = f"{type(error).__name__}: {error}"[:300]
+
+    def _count_empty(self, user: UserRef) -> None:
+        data = self.state(user).data
+        data["empty"] = int(data.get("empty", 0)) + 1
+
+    def failure_counts(self, user: UserRef) -> dict[str, int]:
+        """This user's library calls so far: ``calls``, ``failures`` and ``empty``
+        (extractions that succeeded but kept nothing)."""
+        data = self.state(user).data
+        return {key: int(data.get(key, 0)) for key in ("calls", "failures", "empty")}
 
     def failure_rate(self, user: UserRef) -> float:
         """Failed library calls / all library calls for this user (0 when none)."""
@@ -161,12 +172,14 @@ class Mem0Memory(_PeerMemory):
     async def learn(self, user: UserRef, record: SessionRecord) -> None:
         client = self._mem0()
         try:
-            await asyncio.to_thread(client.add, chat_messages(record), user_id=user.id)
+            added = await asyncio.to_thread(client.add, chat_messages(record), user_id=user.id)
             every = await asyncio.to_thread(client.get_all, filters={"user_id": user.id})
         except Exception as exc:
             self._count(user, exc)
             return
         self._count(user, None)
+        if not _results(added):  # the model's extraction kept nothing from this session
+            self._count_empty(user)
         self.state(user).items = [
             MemoryItem(
                 id=str(r.get("id", i)),
@@ -239,7 +252,7 @@ class LangMemMemory(_PeerMemory):
         self._count(user, None)
         if not extracted:
             # The library ran but the model extracted nothing: not a failure, but worth a count.
-            state.data["empty"] = int(state.data.get("empty", 0)) + 1
+            self._count_empty(user)
         state.items = _merge(state.items, extracted, record.index)
 
 

@@ -18,10 +18,22 @@ from ._history import format_call
 from ._protocol import BaseMemory, SessionInfo, UserRef
 
 Backend = Literal["auto", "embed", "bm25", "hashing"]
+HALF_SCAN_MIN = 4096
+"""Dense indexes at least this large scan a float16 copy first (then rescore exactly)."""
+HALF_MARGIN = 4e-3
+"""Coarse-scan slack: float16 rounding of unit rows moves a cosine by under 2e-3."""
+FLOAT_MARGIN = 1e-4
+"""Slack of a float32 scan (its rounding moves a cosine of 384-d unit rows by under 1e-4)."""
 
 
 class UtteranceIndex:
     """A growing index of texts searched densely (an embedder) or lexically (BM25).
+
+    Dense rows live in one contiguous float32 buffer that grows by doubling (no re-stacking
+    per query). Large indexes also keep a float16 copy: a query scans it (half the memory
+    traffic, the bound on a 100,000-row scan). Every row within a safe margin of the k-th
+    coarse score is then rescored exactly (float64 sums of the stored float32 rows), so the
+    ranking is the same whichever scan found the candidates.
 
     Args:
         backend: ``embed`` (the shared embedder), ``hashing`` (the hashing embedder), ``bm25``.
@@ -30,8 +42,9 @@ class UtteranceIndex:
     def __init__(self, backend: Literal["embed", "bm25", "hashing"]) -> None:
         self.backend = backend
         self.texts: list[str] = []
-        self._chunks: list[np.ndarray] = []
-        self._matrix: np.ndarray | None = None
+        self._rows = np.zeros((0, 0), dtype=np.float32)
+        self._half = np.zeros((0, 0), dtype=np.float16)
+        self._halved = 0  # rows already copied into ``_half``
         self._bm25: Any = None
 
     def add(self, texts: list[str]) -> None:
@@ -45,28 +58,76 @@ class UtteranceIndex:
         unique = list(dict.fromkeys(texts))  # templated corpora repeat many utterances
         rows = {text: i for i, text in enumerate(unique)}
         vectors = self._embedder().encode(unique)
-        self._chunks.append(vectors[[rows[text] for text in texts]])
-        self._matrix = None
+        self._append(vectors[[rows[text] for text in texts]])
+
+    def _append(self, vectors: np.ndarray) -> None:
+        start, end = len(self.texts) - len(vectors), len(self.texts)
+        if self._rows.shape[0] < end or self._rows.shape[1] != vectors.shape[1]:
+            grown = np.zeros((max(end, 2 * self._rows.shape[0]), vectors.shape[1]), np.float32)
+            if start:
+                grown[:start] = self._rows[:start]
+            self._rows = grown
+        self._rows[start:end] = vectors
+
+    def _sync_half(self) -> int:
+        """Copy rows added since the last scan into the float16 buffer; the row count."""
+        n = len(self.texts)
+        if self._half.shape != self._rows.shape:
+            grown = np.zeros(self._rows.shape, dtype=np.float16)
+            if self._half.shape[1:] == self._rows.shape[1:]:
+                grown[: self._halved] = self._half[: self._halved]
+            else:
+                self._halved = 0
+            self._half = grown
+        self._half[self._halved : n] = self._rows[self._halved : n]
+        self._halved = n
+        return n
 
     def _embedder(self) -> Any:
         return get_embedder("hashing" if self.backend == "hashing" else "auto")
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
-        """(position, score) of the best ``k`` texts, best first."""
+        """(position, score) of the best ``k`` texts, best first (ties: earlier first)."""
         if not self.texts or k <= 0:
             return []
         k = min(k, len(self.texts))
         if self.backend == "bm25":
             return self._search_bm25(query, k)
-        if self._matrix is None:
-            self._matrix = (
-                np.concatenate(self._chunks) if len(self._chunks) > 1 else self._chunks[0]
-            )
-            self._chunks = [self._matrix]
-        scores = self._matrix @ self._embedder().encode([query])[0]
-        top = np.argpartition(scores, len(scores) - k)[-k:]
-        top = top[np.argsort(-scores[top])]
-        return [(int(i), float(scores[i])) for i in top]
+        return self.search_vector(self._embedder().encode([query])[0], k)
+
+    def search_vector(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """`search` with the query already embedded (dense backends only)."""
+        if not self.texts or k <= 0:
+            return []
+        k = min(k, len(self.texts))
+        matrix = self._rows[: len(self.texts)]
+        coarse = self._half_scores(vector) if len(self.texts) >= HALF_SCAN_MIN else None
+        margin = HALF_MARGIN if coarse is not None else FLOAT_MARGIN
+        if coarse is None:
+            coarse = matrix @ vector
+        kth = np.partition(coarse, len(coarse) - k)[len(coarse) - k]
+        candidates = np.flatnonzero(coarse >= kth - margin)
+        # The same row-by-row float64 sum for every candidate, however it was found, so the
+        # ranking does not depend on the index's size or on how BLAS blocks a product.
+        exact = (matrix[candidates].astype(np.float64) * vector.astype(np.float64)).sum(axis=1)
+        return _top(exact, candidates, k)
+
+    def _half_scores(self, vector: np.ndarray) -> np.ndarray | None:
+        """Float16 scores of every row (None without torch)."""
+        try:
+            import torch
+        except ImportError:
+            return None
+        n = self._sync_half()
+        query = torch.from_numpy(vector.astype(np.float16))
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # memory-bound: a second thread buys little on a busy CPU
+        try:
+            half = torch.mv(torch.from_numpy(self._half[:n]), query)
+        finally:
+            torch.set_num_threads(threads)
+        scores: np.ndarray = half.numpy().astype(np.float32)
+        return scores
 
     def _search_bm25(self, query: str, k: int) -> list[tuple[int, float]]:
         import bm25s
@@ -79,6 +140,12 @@ class UtteranceIndex:
             return []
         docs, scores = self._bm25.retrieve(tokens, k=k, show_progress=False)
         return [(int(d), float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
+
+
+def _top(scores: np.ndarray, positions: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best (position, score), best first; equal scores keep position order."""
+    order = np.lexsort((positions, -scores))[:k]
+    return [(int(positions[i]), float(scores[i])) for i in order]
 
 
 def resolve_backend(backend: Backend) -> Literal["embed", "bm25", "hashing"]:

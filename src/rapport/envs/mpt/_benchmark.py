@@ -186,9 +186,10 @@ class MPTBenchmark:
             )
         )
         record.outcome = _outcome(task, schema, predicted, problems, context + recall)
-        rate = getattr(memory, "failure_rate", None)
-        if callable(rate):  # peer libraries count their failed calls instead of raising
-            record.outcome["memory_failure_rate"] = float(rate(user.ref()))
+        record.outcome["agent_prompt_tokens"] = sum(
+            c.prompt_tokens for c in record.usage if c.role == "agent"
+        )
+        record.outcome.update(peer_counts(memory, user.ref()))
         return record
 
     def score(self, record: SessionRecord) -> dict[str, float]:
@@ -232,6 +233,25 @@ def _outcome(
         "context_tokens": count_tokens(memory_text),
         "full_history_tokens": task.get("full_history_tokens", 0),
         "token_method": TOKEN_METHOD,
+    }
+
+
+def peer_counts(memory: Memory, ref: UserRef) -> dict[str, Any]:
+    """A memory's learning calls, failures and empty extractions for this user so far.
+
+    Memories that count their failed calls instead of raising expose `failure_counts`
+    (the mem0 and langmem peers, prefine); other memories give nothing.
+    """
+    counts = getattr(memory, "failure_counts", None)
+    if not callable(counts):
+        return {}
+    got = counts(ref)
+    calls, failures = int(got.get("calls", 0)), int(got.get("failures", 0))
+    return {
+        "memory_calls": calls,
+        "memory_failures": failures,
+        "memory_empty": int(got.get("empty", 0)),
+        "memory_failure_rate": failures / calls if calls else 0.0,
     }
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from rapport.log import SessionRecord
 
+from ._costs import cost_tables
 from ._generate import CHALLENGES, QUERY_TYPES
 from ._metrics import summarize
 
@@ -64,7 +65,8 @@ def report_tables(records: list[SessionRecord]) -> list[Any]:
         ["method", "challenge", "query type", "n", "P-EM", "OA-F1", "F1", "tokens / full history"],
         rows,
     )
-    return [main, _summary(records, evals)]
+    extra = [_make_table(title, columns, rows) for title, columns, rows in cost_tables(records)]
+    return [main, _summary(records, evals), *extra]
 
 
 def _summary(records: list[SessionRecord], evals: list[SessionRecord]) -> Any:
@@ -74,13 +76,7 @@ def _summary(records: list[SessionRecord], evals: list[SessionRecord]) -> Any:
     rows = []
     for method, group in sorted(by_method.items()):
         s = summarize([r.scores for r in group])
-        long = [r.scores["token_ratio"] for r in group if r.outcome.get("history_sessions", 0) >= 8]
         errors = sum(1 for r in records if r.condition == method and r.status == "error")
-        peer = [
-            float(r.outcome["memory_failure_rate"])
-            for r in group
-            if "memory_failure_rate" in r.outcome
-        ]
         rows.append(
             [
                 method,
@@ -88,24 +84,12 @@ def _summary(records: list[SessionRecord], evals: list[SessionRecord]) -> Any:
                 _fmt(s["p_em"], s["p_em_ci"]),
                 _fmt(s["oa_f1"], s["oa_f1_ci"]),
                 _fmt(s["token_ratio"]),
-                _fmt(max(long) if long else math.nan),
                 _fmt(s["valid"]),
                 errors,
-                _fmt(max(peer)) if peer else "-",
             ]
         )
     return _make_table(
         "MPT: per method",
-        [
-            "method",
-            "n",
-            "P-EM",
-            "OA-F1",
-            "mean token ratio",
-            "max ratio (>=8 sessions)",
-            "schema-valid",
-            "errors",
-            "memory failure rate",
-        ],
+        ["method", "n", "P-EM", "OA-F1", "mean token ratio", "schema-valid", "errors"],
         rows,
     )

@@ -64,8 +64,15 @@ class PRefineMemory(BaseMemory):
             text = line
         return f"{prefix}{text}." if text else ""
 
+    def failure_counts(self, user: UserRef) -> dict[str, int]:
+        """This user's learning calls so far: ``calls``, ``failures`` (the model's output
+        stayed invalid) and ``empty`` (nothing was accepted; the prior memory was kept)."""
+        data = self.state(user).data
+        return {key: int(data.get(key, 0)) for key in ("calls", "failures", "empty")}
+
     async def learn(self, user: UserRef, record: SessionRecord) -> None:
         state = self.state(user)
+        state.data["calls"] = int(state.data.get("calls", 0)) + 1
         try:
             accepted, rounds = await refine(
                 self.models.get("memory"),
@@ -81,6 +88,7 @@ class PRefineMemory(BaseMemory):
         state.data["last_rounds"] = [r.model_dump() for r in rounds]
         state.data["rounds_total"] = int(state.data.get("rounds_total", 0)) + len(rounds)
         if not accepted:
+            state.data["empty"] = int(state.data.get("empty", 0)) + 1
             return  # keep the prior memory rather than forget everything
         state.items = [
             MemoryItem(
