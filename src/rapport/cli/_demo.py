@@ -19,7 +19,7 @@ demo, the 0.5B one under ten. `--model` picks another."""
 
 
 def demo_config(
-    *, run_dir: Path = DEMO_RUN_DIR, max_turns: int = 4, models: dict[str, str] | None = None
+    *, run_dir: Path = DEMO_RUN_DIR, max_turns: int = 3, models: dict[str, str] | None = None
 ) -> ExperimentConfig:
     """The demo's experiment: sized to finish in minutes on two CPU cores."""
     return ExperimentConfig(
@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "then print the table and write the HTML report. Running it again resumes.",
     )
     parser.add_argument("--run-dir", metavar="DIR", default=str(DEMO_RUN_DIR))
-    parser.add_argument("--max-turns", metavar="N", type=int, default=4)
+    parser.add_argument("--max-turns", metavar="N", type=int, default=3)
     parser.add_argument(
         "--model",
         metavar="SPEC",
