@@ -124,10 +124,8 @@ class LlamaEngine:
             grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
         except Exception:  # the converter raises bare exceptions on odd schemas
             return None
-        sampler = llama_cpp.llama_sampler_init_grammar(
-            self.llm._model.vocab, grammar._grammar.encode(), grammar._root.encode()
-        )
-        if not sampler:
+        sampler = grammar_sampler(self.llm, grammar)
+        if sampler is None:
             return None
         llama_cpp.llama_sampler_free(sampler)
         return grammar
@@ -201,6 +199,16 @@ class LlamaEngine:
         return text
 
 
+def grammar_sampler(llm: Any, grammar: Any) -> Any:
+    """A llama.cpp grammar sampler for `grammar` (free it after use); None if refused."""
+    import llama_cpp
+
+    sampler = llama_cpp.llama_sampler_init_grammar(
+        llm._model.vocab, grammar._grammar.encode(), grammar._root.encode()
+    )
+    return sampler or None
+
+
 class _Sampler:
     """Token sampling over the live context's last logits, with a lazily applied grammar.
 
@@ -226,14 +234,7 @@ class _Sampler:
             add(self._chain, llama_cpp.llama_sampler_init_temp(config.temperature))
             seed = config.seed if config.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED
             add(self._chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
-        self._grammar = None
-        if grammar is not None:
-            self._grammar = (
-                llama_cpp.llama_sampler_init_grammar(
-                    llm._model.vocab, grammar._grammar.encode(), grammar._root.encode()
-                )
-                or None
-            )
+        self._grammar = grammar_sampler(llm, grammar) if grammar is not None else None
         dtype = np.dtype([("id", np.intc), ("logit", np.single), ("p", np.single)], align=True)
         self._all = np.zeros(self._n_vocab, dtype=dtype)
         self._ids = np.arange(self._n_vocab, dtype=np.intc)
