@@ -140,7 +140,7 @@ async def test_recall_without_notes_makes_no_call() -> None:
 
 async def test_invalid_reflection_is_retried_then_raises_keeping_old_notes() -> None:
     api = ScriptedAPI([reflection("Use bullet points."), "just notes", "still bad", "nope"])
-    memory = memory_with(api, retries=2)
+    memory = memory_with(api, retries=2, structured_fallback=False)
     await memory.learn(USER, session(0))
     with pytest.raises(OutputValidationError, match="reflection"):
         await memory.learn(USER, session(1))
@@ -149,6 +149,30 @@ async def test_invalid_reflection_is_retried_then_raises_keeping_old_notes() -> 
     retry = api.requests[2].messages
     assert retry[-2].content == "just notes"
     assert "missing a <reasoning>" in retry[-1].content
+
+
+async def test_layout_misses_fall_back_to_structured_output() -> None:
+    structured = json.dumps(
+        {"reasoning": "They asked for bullets.", "notes": ["Use bullet points. [turns 3]", " "]}
+    )
+    api = ScriptedAPI(["just notes", "still no tags", structured])
+    memory = memory_with(api)  # one free-text retry, then the structured ask
+    await memory.learn(USER, session())
+    assert memory.notes(USER) == ["Use bullet points."]
+    assert memory.snapshot(USER).items[0].provenance[0].turn == 3
+    assert len(api.requests) == 3
+    assert api.requests[0].json_schema is None and api.requests[2].json_schema is not None
+    assert api.requests[2].messages[:2] == api.requests[0].messages  # the original ask, then JSON
+    assert "JSON" in api.requests[2].messages[-1].content
+
+
+async def test_structured_fallback_failing_too_raises_and_keeps_notes() -> None:
+    api = ScriptedAPI([reflection("Be blunt."), "no tags", "not json", "{}", '{"notes": 3}'])
+    memory = memory_with(api, retries=0)
+    await memory.learn(USER, session(0))
+    with pytest.raises(OutputValidationError):
+        await memory.learn(USER, session(1))
+    assert memory.notes(USER) == ["Be blunt."]
 
 
 async def test_invalid_then_valid_reflection_succeeds() -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from ._llamacpp import default_threads
 from ._registry import DEFAULT_SPEC
 from ._types import ModelError
 from ._weights import resolve_gguf
@@ -68,7 +69,7 @@ def serve_model(
     port: int = 0,
     *,
     n_ctx: int = 8192,
-    n_threads: int = 2,
+    n_threads: int | None = None,
     startup_timeout_s: float = 180.0,
 ) -> Iterator[ServedModel]:
     """Run a ``llamacpp/...`` model as an OpenAI-compatible server for the block's duration.
@@ -77,7 +78,7 @@ def serve_model(
         spec: the model (``llamacpp/qwen2.5-coder-1.5b``, ``llamacpp/PATH.gguf``).
         port: the port; 0 picks a free one.
         n_ctx: context size in tokens.
-        n_threads: CPU threads.
+        n_threads: CPU threads (default: `default_threads`, ``RAPPORT_THREADS`` or 2).
         startup_timeout_s: how long to wait for ``/v1/models`` to answer.
 
     Raises:
@@ -89,7 +90,9 @@ def serve_model(
     path = resolve_gguf(rest)
     model = Path(rest).stem if rest.endswith(".gguf") else rest
     port = port or free_port()
-    command = server_command(path, model=model, port=port, n_ctx=n_ctx, n_threads=n_threads)
+    command = server_command(
+        path, model=model, port=port, n_ctx=n_ctx, n_threads=n_threads or default_threads()
+    )
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         try:

@@ -29,6 +29,15 @@ _TURNS_TAG = re.compile(r"\s*\[\s*turns?\s+([\d,\s and]+)\]\s*$", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
+class ReflectionOutput(BaseModel):
+    """The reflection as structured output: the fallback when the tagged layout is not kept."""
+
+    reasoning: str = Field(max_length=1500)
+    """What the person revealed in this conversation, and how it changes the notes."""
+    notes: list[str]
+    """The whole rewritten list, one preference per note."""
+
+
 class ParsedReflection(BaseModel):
     """A reflection output, parsed."""
 
@@ -155,6 +164,10 @@ def parse_reflection(text: str) -> ParsedReflection | None:
     return ParsedReflection(reasoning=reasoning.group(1).strip(), notes=notes, note_turns=turns)
 
 
+def _flag(value: object) -> bool:
+    return value if isinstance(value, bool) else str(value).lower() == "true"
+
+
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower())
 
@@ -200,7 +213,10 @@ class ReflectionMemory(BaseMemory):
     Args:
         models: the run's model roles (the ``memory`` role reflects and recalls).
         max_notes: the most notes kept per user.
-        retries: further attempts after a reflection that does not follow the layout.
+        retries: further free-text attempts after a reflection that does not follow the
+            layout, each showing the model its error.
+        structured_fallback: after those, ask once more for the same content as structured
+            output (grammar-constrained on llama.cpp); small models often drop the tags.
         select: pick relevant notes each turn with a model call (False: `recall` returns "").
         max_turn_chars: longest turn text shown to the reflection model.
         max_tokens: completion budget of one reflection.
@@ -213,7 +229,8 @@ class ReflectionMemory(BaseMemory):
         models: ModelRoles,
         *,
         max_notes: int = DEFAULT_MAX_NOTES,
-        retries: int = 2,
+        retries: int = 1,
+        structured_fallback: bool = True,
         select: bool = True,
         max_turn_chars: int = 1500,
         max_tokens: int = 768,
@@ -222,7 +239,8 @@ class ReflectionMemory(BaseMemory):
         super().__init__(models, **options)
         self.max_notes = int(max_notes)
         self.retries = int(retries)
-        self.select = select if isinstance(select, bool) else str(select).lower() == "true"
+        self.structured_fallback = _flag(structured_fallback)
+        self.select = _flag(select)
         self.max_turn_chars = int(max_turn_chars)
         self.max_tokens = int(max_tokens)
 
@@ -277,8 +295,11 @@ class ReflectionMemory(BaseMemory):
     async def reflect(self, messages: list[Message]) -> ParsedReflection:
         """One reflection, retried with the layout error shown until it parses.
 
+        When the free-text attempts all miss the layout and `structured_fallback` is on, the
+        same messages are asked once more as structured output (`ReflectionOutput`).
+
         Raises:
-            OutputValidationError: still invalid after `retries` further attempts.
+            OutputValidationError: still invalid after every attempt.
         """
         model = self.models.get("memory")
         config = GenerateConfig(max_tokens=self.max_tokens, max_retries=0)
@@ -298,9 +319,30 @@ class ReflectionMemory(BaseMemory):
                     "with a <reasoning> block, then a <notes> block with one '- note' per line.",
                 ),
             ]
+        if self.structured_fallback:
+            return await self._reflect_structured(messages)
         raise OutputValidationError(
             f"reflection gave no valid output after {self.retries + 1} attempts: {error}", raw=text
         )
+
+    async def _reflect_structured(self, messages: list[Message]) -> ParsedReflection:
+        """The reflection as structured output, turned into the parsed layout."""
+        ask = Message(
+            role="user",
+            content="Give the same answer as JSON instead: 'reasoning' holds what the person "
+            "revealed and how it changes the notes, 'notes' the whole rewritten list of notes.",
+        )
+        config = GenerateConfig(max_tokens=self.max_tokens, max_retries=self.retries)
+        output = await self.models.get("memory").generate(
+            [*messages, ask], schema=ReflectionOutput, config=config
+        )
+        answer = output.parsed
+        assert isinstance(answer, ReflectionOutput)
+        notes = [" ".join(n.split()) for n in answer.notes if n.strip()]
+        parsed = parse_reflection(render_reflection(answer.reasoning, notes))
+        if parsed is None:  # a note that reads as a tag; cannot happen with one-line notes
+            raise OutputValidationError("structured reflection did not render", raw=output.text)
+        return parsed
 
     def _rewrite(
         self, old: list[MemoryItem], parsed: ParsedReflection, session: int
