@@ -31,6 +31,17 @@ def test_equalized_credit_spreads_its_picks() -> None:
     assert key_turns([0.0, 1.0], method="equalized") == [0, 1]
 
 
+def test_reward_to_go_without_any_signal_spreads_like_equalized() -> None:
+    # no turn reward at all: every G_t is 0, so no turn outranks another
+    assert key_turns([0.0] * 10) == [0, 4, 9]
+    assert [stage_of(t, 16) for t in key_turns([0.0] * 16)] == [
+        "exploration",
+        "verification",
+        "completion",
+    ]
+    assert key_turns([0.0, 0.0]) == [0, 1]
+
+
 def test_stage_boundaries_at_horizon_16() -> None:
     stages = [stage_of(t, 16) for t in range(16)]
     assert stages[:4] == ["exploration"] * 4

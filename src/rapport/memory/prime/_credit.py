@@ -38,18 +38,25 @@ def key_turns(
     """The top-k turns by credit magnitude, in turn order.
 
     Reward-to-go ranks by |G_t| (ties: the later turn, nearer the outcome). Equalized
-    credit cannot rank turns, so it spreads the k picks evenly over the trajectory.
+    credit cannot rank turns, so it spreads the k picks evenly over the trajectory; so does
+    reward-to-go when every turn has the same credit (a run with no turn rewards at all), so
+    that such a trajectory still yields lessons from each stage rather than only the last turns.
     """
     n = len(rewards)
     if n == 0:
         return []
-    if method == "equalized":
-        if n <= k:
-            return list(range(n))
-        return sorted({round(i * (n - 1) / (k - 1)) for i in range(k)}) if k > 1 else [n - 1]
     credit = reward_to_go(rewards, gamma)
+    if method == "equalized" or max(map(abs, credit)) - min(map(abs, credit)) < 1e-12:
+        return _spread(n, k)
     ranked = sorted(range(n), key=lambda t: (abs(credit[t]), t), reverse=True)
     return sorted(ranked[:k])
+
+
+def _spread(n: int, k: int) -> list[int]:
+    """k turns evenly spaced from the first to the last."""
+    if n <= k:
+        return list(range(n))
+    return sorted({round(i * (n - 1) / (k - 1)) for i in range(k)}) if k > 1 else [n - 1]
 
 
 def stage_of(turn: int, horizon: int) -> Stage:
