@@ -41,6 +41,8 @@ def session(index: int = 0, pushback: str = "Please use bullet points.") -> Sess
 
 
 def memory_with(api: ScriptedAPI, **options: object) -> ReflectionMemory:
+    """A reflection memory; these tests script the tagged layout unless they say otherwise."""
+    options.setdefault("layout", "tags")
     memory = create_memory("reflection", ModelRoles({"all": api}), **options)
     assert isinstance(memory, ReflectionMemory)
     return memory
@@ -173,6 +175,32 @@ async def test_structured_fallback_failing_too_raises_and_keeps_notes() -> None:
     with pytest.raises(OutputValidationError):
         await memory.learn(USER, session(1))
     assert memory.notes(USER) == ["Be blunt."]
+
+
+async def test_json_layout_is_one_structured_call() -> None:
+    structured = json.dumps(
+        {"reasoning": "They pushed back on prose.", "notes": ["Use bullet points. [turn 3]"]}
+    )
+    api = ScriptedAPI([structured])
+    memory = memory_with(api, layout="json")
+    await memory.learn(USER, session())
+    assert memory.notes(USER) == ["Use bullet points."]
+    assert len(api.requests) == 1 and api.requests[0].json_schema is not None
+    system = api.requests[0].messages[0].content
+    assert '"notes"' in system and "<notes>" not in system
+
+
+def test_default_layout_is_json_and_unknown_layout_is_refused() -> None:
+    memory = create_memory("reflection", ModelRoles({"all": ScriptedAPI([])}))
+    assert isinstance(memory, ReflectionMemory) and memory.layout == "json"
+    with pytest.raises(ValueError, match="layout"):
+        create_memory("reflection", ModelRoles({"all": ScriptedAPI([])}), layout="yaml")
+
+
+def test_tags_prompt_asks_for_the_trained_layout() -> None:
+    system = reflection_messages("[turn 1] USER: hi", [])[0].content
+    assert "<reasoning>" in system and "<notes>" in system and "{layout}" not in system
+    assert system.endswith("</notes>\n")
 
 
 async def test_invalid_then_valid_reflection_succeeds() -> None:

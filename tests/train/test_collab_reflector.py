@@ -48,7 +48,9 @@ async def test_collab_run_with_a_transformers_reflector(tmp_path):
         run_dir=tmp_path / "run",
         cache=False,
         models={"memory": spec},
-        memory_options={"reflection": {"max_tokens": 8, "select": False, "retries": 0}},
+        memory_options={
+            "reflection": {"layout": "tags", "max_tokens": 8, "select": False, "retries": 0}
+        },
     )
     roles = ModelRoles(
         {

@@ -1,8 +1,11 @@
 """The `reflection` memory: after each session the memory model rewrites the user's notes.
 
-The reflection format is shared with the GRPO training of the reflection model: a reflection
-is ``<reasoning>...</reasoning>`` followed by ``<notes>`` holding one ``- note`` per line
-``</notes>``. A note may end with the turns it rests on: ``[turns 3, 5]``.
+A reflection is written in one of two layouts. ``tags`` is the format shared with the GRPO
+training of the reflection model: ``<reasoning>...</reasoning>`` followed by ``<notes>`` holding
+one ``- note`` per line ``</notes>``. ``json`` asks for the same content as structured output
+(``ReflectionOutput``), which llama.cpp decodes under a grammar: small untrained models keep it
+where they often lose the tags or ramble to the token limit. A note may end with the turns it
+rests on: ``[turns 3, 5]``.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import functools
 import re
 from collections.abc import Sequence
 from importlib import resources
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -27,12 +30,13 @@ _NOTES = re.compile(r"<notes>(.*?)</notes>", re.DOTALL | re.IGNORECASE)
 _NOTE_LINE = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+(.*\S)\s*$")
 _TURNS_TAG = re.compile(r"\s*\[\s*turns?\s+([\d,\s and]+)\]\s*$", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
+Layout = Literal["json", "tags"]
 
 
 class ReflectionOutput(BaseModel):
     """The reflection as structured output: the fallback when the tagged layout is not kept."""
 
-    reasoning: str = Field(max_length=1500)
+    reasoning: str
     """What the person revealed in this conversation, and how it changes the notes."""
     notes: list[str]
     """The whole rewritten list, one preference per note."""
@@ -92,7 +96,10 @@ def format_transcript(record: SessionRecord, max_turn_chars: int = 1500) -> str:
 
 
 def reflection_messages(
-    transcript: str, prior_notes: list[str], max_notes: int = DEFAULT_MAX_NOTES
+    transcript: str,
+    prior_notes: list[str],
+    max_notes: int = DEFAULT_MAX_NOTES,
+    layout: Layout = "tags",
 ) -> list[Message]:
     """The chat messages asking the memory model to reflect on a session and rewrite the notes.
 
@@ -100,10 +107,13 @@ def reflection_messages(
         transcript: the session, as `format_transcript` writes it.
         prior_notes: the user's notes before this session.
         max_notes: the most notes the model may keep.
+        layout: ``tags`` (the trained reflector's format) or ``json`` (structured output).
     """
     notes = "\n".join(f"- {n}" for n in prior_notes) if prior_notes else "(none yet)"
+    answer = prompt_template(f"reflection_layout_{layout}.md").strip()
+    system = render("reflection_system.md", max_notes=max_notes, layout=answer)
     return [
-        Message(role="system", content=render("reflection_system.md", max_notes=max_notes)),
+        Message(role="system", content=system),
         Message(
             role="user",
             content=render("reflection_user.md", prior_notes=notes, transcript=transcript),
@@ -213,10 +223,12 @@ class ReflectionMemory(BaseMemory):
     Args:
         models: the run's model roles (the ``memory`` role reflects and recalls).
         max_notes: the most notes kept per user.
-        retries: further free-text attempts after a reflection that does not follow the
-            layout, each showing the model its error.
-        structured_fallback: after those, ask once more for the same content as structured
-            output (grammar-constrained on llama.cpp); small models often drop the tags.
+        layout: ``json`` (structured output; the default, reliable on small models) or
+            ``tags`` (free text in the trained reflector's format).
+        retries: further attempts after an output that does not parse, each showing the
+            model its error.
+        structured_fallback: with ``tags``, after those attempts ask once more for the same
+            content as structured output.
         select: pick relevant notes each turn with a model call (False: `recall` returns "").
         max_turn_chars: longest turn text shown to the reflection model.
         max_tokens: completion budget of one reflection.
@@ -229,6 +241,7 @@ class ReflectionMemory(BaseMemory):
         models: ModelRoles,
         *,
         max_notes: int = DEFAULT_MAX_NOTES,
+        layout: str = "json",
         retries: int = 1,
         structured_fallback: bool = True,
         select: bool = True,
@@ -238,6 +251,9 @@ class ReflectionMemory(BaseMemory):
     ) -> None:
         super().__init__(models, **options)
         self.max_notes = int(max_notes)
+        if layout not in ("json", "tags"):
+            raise ValueError(f"reflection layout must be json or tags, not {layout!r}")
+        self.layout: Layout = "json" if layout == "json" else "tags"
         self.retries = int(retries)
         self.structured_fallback = _flag(structured_fallback)
         self.select = _flag(select)
@@ -285,7 +301,11 @@ class ReflectionMemory(BaseMemory):
             return  # nothing was said: nothing to reflect on, no model call
         prior = [item.text for item in state.items]
         transcript = format_transcript(record, self.max_turn_chars)
-        parsed = await self.reflect(reflection_messages(transcript, prior, self.max_notes))
+        messages = reflection_messages(transcript, prior, self.max_notes, self.layout)
+        if self.layout == "json":
+            parsed = await self._reflect_structured(messages)
+        else:
+            parsed = await self.reflect(messages)
         agent_text = " ".join(t.text for t in record.turns if t.speaker == "agent")
         parsed.notes, parsed.note_turns = _drop_copies(parsed, agent_text)
         state.items = self._rewrite(state.items, parsed, record.index)
@@ -320,21 +340,25 @@ class ReflectionMemory(BaseMemory):
                 ),
             ]
         if self.structured_fallback:
-            return await self._reflect_structured(messages)
+            ask = Message(
+                role="user",
+                content="Give the same answer as JSON instead: 'reasoning' holds what the "
+                "person revealed and how it changes the notes, 'notes' the whole rewritten list.",
+            )
+            return await self._reflect_structured([*messages, ask])
         raise OutputValidationError(
             f"reflection gave no valid output after {self.retries + 1} attempts: {error}", raw=text
         )
 
     async def _reflect_structured(self, messages: list[Message]) -> ParsedReflection:
-        """The reflection as structured output, turned into the parsed layout."""
-        ask = Message(
-            role="user",
-            content="Give the same answer as JSON instead: 'reasoning' holds what the person "
-            "revealed and how it changes the notes, 'notes' the whole rewritten list of notes.",
-        )
+        """The reflection as structured output (`ReflectionOutput`), parsed like the tags.
+
+        Raises:
+            OutputValidationError: still invalid after `retries` further attempts.
+        """
         config = GenerateConfig(max_tokens=self.max_tokens, max_retries=self.retries)
         output = await self.models.get("memory").generate(
-            [*messages, ask], schema=ReflectionOutput, config=config
+            messages, schema=ReflectionOutput, config=config
         )
         answer = output.parsed
         assert isinstance(answer, ReflectionOutput)
