@@ -6,12 +6,14 @@ from rapport.llm import Message, ModelRoles, OutputValidationError, Request, Scr
 from rapport.log import EnforcementEvent, SessionRecord, Turn
 from rapport.memory import (
     ReflectionMemory,
+    ReflectionOutput,
     SessionInfo,
     UserRef,
     create_memory,
     format_transcript,
     parse_reflection,
     reflection_messages,
+    reflection_schema,
 )
 
 USER = UserRef(id="u1", truth="hidden")
@@ -175,6 +177,25 @@ async def test_structured_fallback_failing_too_raises_and_keeps_notes() -> None:
     with pytest.raises(OutputValidationError):
         await memory.learn(USER, session(1))
     assert memory.notes(USER) == ["Be blunt."]
+
+
+async def test_single_words_and_notes_pasted_from_the_problem_are_dropped() -> None:
+    record = session()
+    record.turns[1].text = "A museum ticket costs 15 dollars and Lucia buys three of them today."
+    pasted = "A museum ticket costs 15 dollars and Lucia buys three"
+    quoted = "Please use bullet points."  # the pushback turn itself may be quoted
+    api = ScriptedAPI([reflection("Nadia", pasted, quoted)])
+    memory = memory_with(api)
+    await memory.learn(USER, record)
+    assert memory.notes(USER) == [quoted]
+
+
+async def test_reflection_output_caps_lengths_in_the_schema() -> None:
+    schema = ReflectionOutput.model_json_schema()
+    assert schema["properties"]["reasoning"]["maxLength"] == 600
+    assert schema["properties"]["notes"]["items"]["maxLength"] == 160
+    capped = reflection_schema(4).model_json_schema()["properties"]["notes"]
+    assert capped["maxItems"] == 4 and capped["items"]["maxLength"] == 160
 
 
 async def test_json_layout_is_one_structured_call() -> None:

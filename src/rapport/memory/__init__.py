@@ -6,10 +6,12 @@ from ._protocol import BaseMemory, Memory, SessionInfo, UserRef
 from ._reflection import (
     ParsedReflection,
     ReflectionMemory,
+    ReflectionOutput,
     format_transcript,
     parse_reflection,
     reflection_error,
     reflection_messages,
+    reflection_schema,
     render_reflection,
 )
 from ._registry import MEMORIES, UnknownMemoryError, create_memory
@@ -22,6 +24,7 @@ __all__ = [
     "Memory",
     "ParsedReflection",
     "ReflectionMemory",
+    "ReflectionOutput",
     "SessionInfo",
     "UnknownMemoryError",
     "UserRef",
@@ -32,6 +35,7 @@ __all__ = [
     "parse_reflection",
     "reflection_error",
     "reflection_messages",
+    "reflection_schema",
     "render_reflection",
     "render_session",
     "render_sessions",

@@ -23,8 +23,10 @@ from rapport.log import MemoryItem, Provenance, SessionRecord
 
 from ._protocol import BaseMemory, SessionInfo, UserRef
 
-DEFAULT_MAX_NOTES = 20
-_COPY_RUN = 8  # words in a row shared with the assistant's replies that mark a copied note
+DEFAULT_MAX_NOTES = 12
+_NOTE_CHARS = 160
+_COPY_RUN = 8  # words in a row shared with the conversation that mark a copied note
+_MIN_NOTE_WORDS = 2
 _REASONING = re.compile(r"<reasoning>(.*?)</reasoning>", re.DOTALL | re.IGNORECASE)
 _NOTES = re.compile(r"<notes>(.*?)</notes>", re.DOTALL | re.IGNORECASE)
 _NOTE_LINE = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+(.*\S)\s*$")
@@ -34,12 +36,28 @@ Layout = Literal["json", "tags"]
 
 
 class ReflectionOutput(BaseModel):
-    """The reflection as structured output: the fallback when the tagged layout is not kept."""
+    """The reflection as structured output (the ``json`` layout, and the ``tags`` fallback).
 
-    reasoning: str
+    The length caps become part of the decoding grammar on llama.cpp, so a small model that
+    rambles cannot run past the token budget and leave the JSON unterminated; the memory also
+    caps the number of notes at its ``max_notes`` (`reflection_schema`).
+    """
+
+    reasoning: str = Field(max_length=600)
     """What the person revealed in this conversation, and how it changes the notes."""
-    notes: list[str]
+    notes: list[Annotated[str, Field(max_length=_NOTE_CHARS)]]
     """The whole rewritten list, one preference per note."""
+
+
+@functools.cache
+def reflection_schema(max_notes: int) -> type[ReflectionOutput]:
+    """`ReflectionOutput` with at most `max_notes` notes."""
+    note = Annotated[str, Field(max_length=_NOTE_CHARS)]
+    return create_model(  # type: ignore[call-overload,no-any-return]
+        "ReflectionOutput",
+        __base__=ReflectionOutput,
+        notes=(list[note], Field(max_length=max_notes)),  # type: ignore[valid-type]
+    )
 
 
 class ParsedReflection(BaseModel):
@@ -182,18 +200,20 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower())
 
 
-def _drop_copies(parsed: ParsedReflection, agent_text: str) -> tuple[list[str], list[list[int]]]:
-    """Drop notes that copy eight or more words in a row from the assistant's replies.
+def _drop_copies(parsed: ParsedReflection, copied_from: str) -> tuple[list[str], list[list[int]]]:
+    """Drop notes that are not preferences: a single word, or pasted from the conversation.
 
-    Small models sometimes paste the conversation into the notes; such a note describes what
-    the assistant said, not what the person wants.
+    Small models sometimes paste the conversation into the notes or list names from the
+    problem. A note sharing eight or more words in a row with `copied_from` (the assistant's
+    replies and the person's turns that were not pushback) describes the conversation, not
+    what the person wants; quoting a pushback turn stays allowed, since that is the evidence.
     """
-    agent = " ".join(_words(agent_text))
+    source = " ".join(_words(copied_from))
     notes, turns = [], []
     for k, note in enumerate(parsed.notes):
         words = _words(note)
         runs = (" ".join(words[i : i + _COPY_RUN]) for i in range(len(words) - _COPY_RUN + 1))
-        if agent and any(run in agent for run in runs):
+        if len(words) < _MIN_NOTE_WORDS or (source and any(run in source for run in runs)):
             continue
         notes.append(note)
         turns.append(parsed.note_turns[k] if k < len(parsed.note_turns) else [])
@@ -231,7 +251,8 @@ class ReflectionMemory(BaseMemory):
             content as structured output.
         select: pick relevant notes each turn with a model call (False: `recall` returns "").
         max_turn_chars: longest turn text shown to the reflection model.
-        max_tokens: completion budget of one reflection.
+        max_tokens: completion budget of one reflection (it fits 600 characters of reasoning
+            and `max_notes` notes of 160).
     """
 
     name = "reflection"
@@ -246,7 +267,7 @@ class ReflectionMemory(BaseMemory):
         structured_fallback: bool = True,
         select: bool = True,
         max_turn_chars: int = 1500,
-        max_tokens: int = 768,
+        max_tokens: int = 900,
         **options: Any,
     ) -> None:
         super().__init__(models, **options)
@@ -306,8 +327,13 @@ class ReflectionMemory(BaseMemory):
             parsed = await self._reflect_structured(messages)
         else:
             parsed = await self.reflect(messages)
-        agent_text = " ".join(t.text for t in record.turns if t.speaker == "agent")
-        parsed.notes, parsed.note_turns = _drop_copies(parsed, agent_text)
+        enforced = {e.turn for e in record.events_of("enforcement")}
+        copied_from = " ".join(
+            t.text
+            for t in record.turns
+            if t.speaker == "agent" or (t.speaker == "user" and t.index not in enforced)
+        )
+        parsed.notes, parsed.note_turns = _drop_copies(parsed, copied_from)
         state.items = self._rewrite(state.items, parsed, record.index)
         state.data["sessions_learned"] = int(state.data.get("sessions_learned", 0)) + 1
         state.data["last_reasoning"] = parsed.reasoning
@@ -358,7 +384,7 @@ class ReflectionMemory(BaseMemory):
         """
         config = GenerateConfig(max_tokens=self.max_tokens, max_retries=self.retries)
         output = await self.models.get("memory").generate(
-            messages, schema=ReflectionOutput, config=config
+            messages, schema=reflection_schema(self.max_notes), config=config
         )
         answer = output.parsed
         assert isinstance(answer, ReflectionOutput)

@@ -32,6 +32,14 @@ def catalogue() -> tuple[list[Entity], dict[str, set[str]]]:
     return entities, {a: set(kw) for a, kw in data["attributes"].items()}
 
 
+@functools.cache
+def _name_forms() -> tuple[tuple[str, str, str], ...]:
+    """Each entity name with its padded normalized form and plural, computed once."""
+    return tuple(
+        (e.name, f" {normalize(e.name)} ", f" {normalize(e.name)}s ") for e in catalogue()[0]
+    )
+
+
 class TelepathyGym(Gym):
     """The user thinks of an entity; the agent asks yes/no questions, then guesses.
 
@@ -69,11 +77,7 @@ class TelepathyGym(Gym):
         """The catalogue entities a text names (whole words, a plural ``s`` allowed; a name
         inside a longer named one, like bear in polar bear, does not count)."""
         padded = f" {normalize(text)} "
-        found = [
-            e.name
-            for e in catalogue()[0]
-            if f" {normalize(e.name)} " in padded or f" {normalize(e.name)}s " in padded
-        ]
+        found = [name for name, one, many in _name_forms() if one in padded or many in padded]
         return [n for n in found if not any(n != m and f" {n} " in f" {m} " for m in found)]
 
     def answer_by_code(self, question: str) -> str | None:
