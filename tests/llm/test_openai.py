@@ -79,6 +79,21 @@ async def test_json_object_mode_sends_the_schema_inline() -> None:
     }
 
 
+class Dated(BaseModel):
+    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+
+
+async def test_json_object_mode_spells_out_pattern_classes() -> None:
+    # llama-cpp-python's server dies on a `\d` in a schema pattern
+    server = FakeServer(lambda _b: _chat_response('{"date": "2026-11-23"}'))
+    out = await server.model(schema_mode="json_object").generate(
+        [Message(role="user", content="when?")], schema=Dated
+    )
+    assert out.parsed == Dated(date="2026-11-23")
+    sent = server.bodies[0]["response_format"]["schema"]["properties"]["date"]["pattern"]
+    assert sent == "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+
+
 @pytest.mark.parametrize(
     "rejection",
     [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import time
 
 from rapport.llm import DEFAULT_SPEC, ModelError, serve_model
@@ -25,6 +26,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=handle)
 
 
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
     if not 0 <= args.port <= 65535:
@@ -34,8 +39,10 @@ def handle(args: argparse.Namespace) -> int:
             print(f"serving {args.model} at {served.base_url} (model name '{served.model}')")
             print(f"  OPENAI_BASE_URL={served.base_url} rapport run ... --model all={served.spec}")
             print("  press Ctrl-C to stop", flush=True)
-            while True:
-                time.sleep(3600)
+            signal.signal(signal.SIGTERM, _interrupt)  # stop the server on `kill` too
+            while served.alive():
+                time.sleep(1)
+            raise UsageError("the model server exited unexpectedly")
     except ModelError as exc:
         raise UsageError(str(exc)) from exc
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ import os
 from typing import Any, Literal
 
 from ._chat import chat_messages, parse_arguments, tool_call_id, tools_payload
+from ._llamacpp import spell_out_patterns
 from ._model import Completion, Request
 from ._types import ModelError, ToolCall, Usage
 
@@ -134,7 +135,9 @@ class OpenAIAPI:
 
     def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self.schema_mode == "json_object":
-            return {"type": "json_object", "schema": schema}
+            # llama.cpp's servers build a grammar from the schema; `\d` in a pattern kills
+            # llama-cpp-python's server process, so classes are spelled out as for llamacpp.
+            return {"type": "json_object", "schema": spell_out_patterns(schema)}
         name = "".join(c for c in str(schema.get("title", "output")) if c.isalnum() or c in "_-")
         return {
             "type": "json_schema",

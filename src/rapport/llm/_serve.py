@@ -15,7 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -36,6 +36,12 @@ class ServedModel:
     model: str
     """The model name the server answers to."""
     port: int
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
+    """The server process (None when this object only describes a server)."""
+
+    def alive(self) -> bool:
+        """Whether the server process is still running."""
+        return self.process is None or self.process.poll() is None
 
     @property
     def spec(self) -> str:
@@ -98,7 +104,7 @@ def serve_model(
         try:
             base_url = f"http://{HOST}:{port}/v1"
             _wait_until_ready(process, base_url, startup_timeout_s, log)
-            yield ServedModel(base_url=base_url, model=model, port=port)
+            yield ServedModel(base_url=base_url, model=model, port=port, process=process)
         finally:
             _stop(process)
 
