@@ -33,6 +33,7 @@ _NOTE_LINE = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+(.*\S)\s*$")
 _TURNS_TAG = re.compile(r"\s*\[\s*turns?\s+([\d,\s and]+)\]\s*$", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 Layout = Literal["json", "tags"]
+_Note = Annotated[str, Field(max_length=_NOTE_CHARS)]
 
 
 class ReflectionOutput(BaseModel):
@@ -45,18 +46,17 @@ class ReflectionOutput(BaseModel):
 
     reasoning: str = Field(max_length=600)
     """What the person revealed in this conversation, and how it changes the notes."""
-    notes: list[Annotated[str, Field(max_length=_NOTE_CHARS)]]
+    notes: list[_Note]
     """The whole rewritten list, one preference per note."""
 
 
 @functools.cache
 def reflection_schema(max_notes: int) -> type[ReflectionOutput]:
     """`ReflectionOutput` with at most `max_notes` notes."""
-    note = Annotated[str, Field(max_length=_NOTE_CHARS)]
     return create_model(  # type: ignore[call-overload,no-any-return]
         "ReflectionOutput",
         __base__=ReflectionOutput,
-        notes=(list[note], Field(max_length=max_notes)),  # type: ignore[valid-type]
+        notes=(list[_Note], Field(max_length=max_notes)),
     )
 
 
@@ -176,20 +176,24 @@ def parse_reflection(text: str) -> ParsedReflection | None:
         return None
     reasoning = _REASONING.search(text)
     assert reasoning is not None
+    lines = (_NOTE_LINE.match(line.strip()) for line in _NOTES.findall(text)[-1].splitlines())
+    return _collect_notes(reasoning.group(1), [m.group(1) for m in lines if m is not None])
+
+
+def _collect_notes(reasoning: str, bodies: Sequence[str]) -> ParsedReflection:
+    """A parsed reflection from note texts (either layout): turn tags split off, spacing
+    collapsed, empty notes and duplicates (ignoring case and spacing) left out."""
     notes: list[str] = []
     turns: list[list[int]] = []
     seen: set[str] = set()
-    for line in _NOTES.findall(text)[-1].splitlines():
-        match = _NOTE_LINE.match(line.strip())
-        if match is None:
-            continue
-        note, cited = _note_and_turns(match.group(1))
-        key = " ".join(note.lower().split())
+    for body in bodies:
+        note, cited = _note_and_turns(" ".join(body.split()))
+        key = note.lower()
         if note and key not in seen:
             seen.add(key)
             notes.append(note)
             turns.append(cited)
-    return ParsedReflection(reasoning=reasoning.group(1).strip(), notes=notes, note_turns=turns)
+    return ParsedReflection(reasoning=reasoning.strip(), notes=notes, note_turns=turns)
 
 
 def _flag(value: object) -> bool:
@@ -388,11 +392,7 @@ class ReflectionMemory(BaseMemory):
         )
         answer = output.parsed
         assert isinstance(answer, ReflectionOutput)
-        notes = [" ".join(n.split()) for n in answer.notes if n.strip()]
-        parsed = parse_reflection(render_reflection(answer.reasoning, notes))
-        if parsed is None:  # a note that reads as a tag; cannot happen with one-line notes
-            raise OutputValidationError("structured reflection did not render", raw=output.text)
-        return parsed
+        return _collect_notes(answer.reasoning, answer.notes)
 
     def _rewrite(
         self, old: list[MemoryItem], parsed: ParsedReflection, session: int
