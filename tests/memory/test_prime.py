@@ -190,3 +190,40 @@ async def test_an_empty_distillation_is_rejected_and_evolution_still_runs() -> N
     with pytest.raises(OutputValidationError):
         await run_all(memory, models, train=1)
     assert not memory.library.experiences and memory.library.iteration == 1
+
+
+async def test_the_distiller_sees_the_whole_episode_and_what_it_hid() -> None:
+    def writer(request: Request) -> str | ToolCall:
+        if (request.json_schema or {}).get("title") != "Distillation":
+            return responder(request)
+        exp = {
+            "situation": "s",
+            "action": "a",
+            "outcome": "o",
+            "lesson": "query one variable at a time",
+            "preconditions": ["rule unknown", "Rule unknown.", " "],
+        }
+        return json.dumps({"experiences": [exp, {**exp, "lesson": " "}, exp]})
+
+    api = ScriptedAPI(responder=writer)
+    memory = prime(ModelRoles({"all": api}))
+    records = await run_all(memory, ModelRoles({"all": api}), train=1)
+    prompt = next(
+        r.messages[0].content
+        for r in api.requests
+        if (r.json_schema or {}).get("title") == "Distillation"
+    )
+    hidden = records[0].outcome["hidden"]
+    assert f"rule: {hidden['rule']}" in prompt and "never saw it" in prompt
+    assert "* 1. f(1, 2, 3, 4) → f(1, 2, 3, 4) = " in prompt
+    assert "* 3. [answer] rule: a; value: 0 → Scored: rule" in prompt
+    made = sorted(memory.library.experiences.values(), key=lambda e: e.id)
+    assert len(made) == 2, "the experience with an empty lesson is dropped"
+    assert made[0].conditions.preconditions == ["rule unknown"]
+    assert "- **Applies to:** function; turn 1; preconditions: rule unknown" in made[0].markdown()
+
+    quiet = ScriptedAPI(responder=writer)
+    await run_all(
+        prime(ModelRoles({"all": quiet}), reveal_hidden=False), ModelRoles({"all": quiet}), train=1
+    )
+    assert all("never saw it" not in r.messages[0].content for r in quiet.requests)

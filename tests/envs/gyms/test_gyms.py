@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from rapport.envs.gyms import (
+    Action,
     FunctionGym,
     Gym,
     IntentionGym,
@@ -195,3 +196,34 @@ def test_turtle_answer_scores_share_of_key_points() -> None:
     kp = gym.hidden()["key_points"]
     gym.step(f"[answer] {kp[0]['keywords'][0]}")
     assert gym.trajectory_reward == pytest.approx(1 / len(kp))
+
+
+def test_the_first_move_at_a_line_start_wins_over_imagined_later_moves() -> None:
+    message = (
+        "[search] try simple functions first\n\n[answer] rule: a + b; value: 10\n"
+        "User: wrong\n[finish]"
+    )
+    assert parse_action(message) == Action("search", "try simple functions first")
+    answer = parse_action("**[answer]** penguin\nUser: yes!\n[finish]")
+    assert answer == Action("answer", "penguin\nUser: yes!")
+
+
+def test_the_prompt_names_only_the_moves_a_gym_takes() -> None:
+    gym = make_gym("telepathy")
+    gym.reset(0)
+    prompt = gym.prompt()
+    assert "`[action] ...` or `[answer] ...`" in prompt and "[search]" not in prompt
+    step = gym.step("[search] What am I thinking of?")
+    assert step.observation.startswith("There is no [search] move here.")
+    assert "`[action] ...` or `[answer] ...`" in step.observation and not step.done
+
+
+def test_a_repeated_query_is_pointed_out() -> None:
+    gym = make_gym("function")
+    gym.reset(0)
+    first = gym.step("[action] f(1, 2, 3, 4)")
+    again = gym.step("[action]  f(1, 2, 3, 4) ")
+    other = gym.step("[action] f(0, 0, 0, 0)")
+    assert "exact move before" not in first.observation + other.observation
+    assert again.observation.startswith(first.observation)
+    assert "(You made this exact move before" in again.observation

@@ -26,11 +26,17 @@ _LABEL = re.compile(
     rf"^[ \t>#*_`-]*({_NAMES})[*_`]*[ \t]*(?::|-(?=\s))[*_`]*", re.IGNORECASE | re.MULTILINE
 )
 _SINGLE_LINE = {"action", "search"}
-FORMAT_RULE = (
-    "Reply with exactly one move per message, on a line that starts with its tag in square "
-    "brackets: `[action] ...`, `[search] ...`, `[answer] ...` or `[finish]`. Write nothing "
-    "after the move."
-)
+
+
+def format_rule(moves: tuple[str, ...] | list[str]) -> str:
+    """How to write a move, naming only the moves a gym takes (a small model offered a
+    ``[search]`` it cannot use will keep trying it)."""
+    tags = [f"`[{m}]`" if m == "finish" else f"`[{m}] ...`" for m in moves]
+    listed = tags[0] if len(tags) == 1 else ", ".join(tags[:-1]) + " or " + tags[-1]
+    return (
+        "Reply with exactly one move per message, on a line that starts with its tag in "
+        f"square brackets: {listed}. Write nothing after the move."
+    )
 
 
 @dataclass(frozen=True)
@@ -42,24 +48,38 @@ class Action:
 
 
 def parse_action(message: str) -> Action:
-    """Parse an agent message: the last tag in it wins, so a reasoning preamble is allowed.
+    """Parse an agent message into its move.
+
+    The first move written at the start of a line wins: a model that goes on to imagine the
+    user's reply and its own next moves is cut off there. With no move at a line start, the
+    last tag in the message wins (a move quoted inline after some reasoning).
 
     Lenient with what small models write: any case, a colon after the tag, bold or code
     marks around it, ``Answer: ...`` labels at a line start when no bracketed tag is
     present, and the synonyms ask / question / query (``action``) and guess / final answer
-    (``answer``). An ``[action]`` or ``[search]`` move is its first line (a model that goes
-    on to imagine the reply is cut off); an ``[answer]`` runs to the end of the message.
+    (``answer``). An ``[action]`` or ``[search]`` move is its first line; an ``[answer]``
+    runs to the next move or the end of the message.
     """
     matches = list(_TAG.finditer(message)) or list(_LABEL.finditer(message))
     if not matches:
         return Action(kind="invalid", text=message.strip())
-    last = matches[-1]
-    name = " ".join(last.group(1).lower().split())
+    at_line_start = [m for m in matches if _starts_line(message, m.start())]
+    chosen = at_line_start[0] if at_line_start else matches[-1]
+    later = [m.start() for m in at_line_start if m.start() > chosen.start()]
+    name = " ".join(chosen.group(1).lower().split())
     kind = _SYNONYMS.get(name, name)
-    text = message[last.end() :].lstrip(" \t:*_`-").strip()
+    text = message[chosen.end() : later[0] if later else len(message)]
+    text = text.lstrip(" \t:*_`-").strip()
     if kind in _SINGLE_LINE:
         text = text.split("\n", 1)[0].strip()
     return Action(kind=kind, text=text.strip("`\"'*").strip())  # type: ignore[arg-type]
+
+
+def _starts_line(message: str, index: int) -> bool:
+    """Whether only markup (spaces, ``>``, ``#``, ``*``, ``_``, backticks, ``-``) precedes
+    ``index`` on its line."""
+    line_start = message.rfind("\n", 0, index) + 1
+    return not message[line_start:index].strip(" \t>#*_`-")
 
 
 @dataclass
@@ -101,11 +121,16 @@ class Gym:
         self.rng = random.Random(0)
         self.judge: Model | None = None
         """A judge model for gyms whose final answer needs one (set by the runner)."""
+        self._made: set[tuple[str, str]] = set()
+        """The ``[action]``/``[search]`` moves made this episode (kind, normalized text)."""
+        self._pending: Action | None = None
+        """The move being stepped (set by `parse`, read once the step is finished)."""
 
     def reset(self, seed: int) -> str:
         """Start the episode a seed names (same seed, same episode); returns the first message."""
         self.rng = random.Random(f"{self.name}:{self.split}:{seed}")
         self.turn, self.done, self.score, self.rewards = 0, False, 0.0, []
+        self._made, self._pending = set(), None
         return self._start()
 
     def step(self, message: str) -> Step:
@@ -116,7 +141,8 @@ class Gym:
         """`parse_action`, then the gym's own reading of an untagged message (if any)."""
         action = parse_action(message)
         if action.kind == "invalid":
-            return self._coerce(message) or action
+            action = self._coerce(message) or action
+        self._pending = action
         return action
 
     async def astep(self, message: str, model: Model | None = None) -> Step:
@@ -133,9 +159,18 @@ class Gym:
         """Whether the episode counts as solved."""
         return self.score >= 0.7
 
+    @property
+    def moves(self) -> tuple[str, ...]:
+        """The moves this gym takes, in the order its prompt shows them."""
+        return tuple(self.examples) or ("action", "search", "answer", "finish")
+
+    def format_rule(self) -> str:
+        """How to write a move here (see `format_rule`)."""
+        return format_rule(self.moves)
+
     def prompt(self) -> str:
         """The agent's instructions: the gym's rules, the move format and an example of each."""
-        lines = [self.instructions, FORMAT_RULE]
+        lines = [self.instructions, self.format_rule()]
         if self.examples:
             lines.append("Examples of moves:")
             lines += [f"  {example}" for example in self.examples.values()]
@@ -149,6 +184,17 @@ class Gym:
         example = self.examples.get(self.final_move, f"[{self.final_move}] ...")
         when = "This is your last turn" if left == 1 else f"{left} turns left"
         return f"\n({when}: end with your {self.final_move} now, e.g. `{example}`.)"
+
+    def _repeat_notice(self) -> str:
+        """A note when the move just taken is an ``[action]``/``[search]`` made before."""
+        action, self._pending = self._pending, None
+        if action is None or action.kind not in _SINGLE_LINE:
+            return ""
+        key = (action.kind, normalize(action.text))
+        if key in self._made:
+            return "\n(You made this exact move before; try something new or give your answer.)"
+        self._made.add(key)
+        return ""
 
     def hidden(self) -> dict[str, Any]:
         """The episode's hidden state (for scripted policies, tests and the run log)."""
@@ -167,7 +213,9 @@ class Gym:
             return self._finish()
         example = next(iter(self.examples.values()), "")
         return Step(
-            "Unrecognized move. " + FORMAT_RULE + (f" For example: `{example}`" if example else "")
+            "Unrecognized move. "
+            + self.format_rule()
+            + (f" For example: `{example}`" if example else "")
         )
 
     def _finish_step(self, step: Step) -> Step:
@@ -182,7 +230,7 @@ class Gym:
             self._on_timeout()
         self.done = self.done or step.done
         if not self.done:
-            step.observation += self.reminder()
+            step.observation += self._repeat_notice() + self.reminder()
         self.rewards.append(step.reward)
         step.info.setdefault("turn", self.turn - 1)
         return step
@@ -195,13 +243,17 @@ class Gym:
         return None
 
     def _act(self, text: str) -> Step:
-        return Step("This environment has no [action] move here.")
+        return self._no_such_move("action")
 
     def _search(self, query: str) -> Step:
-        return Step("This environment has no [search] tool.")
+        return self._no_such_move("search")
 
     def _answer(self, text: str) -> Step:
-        return Step("This environment takes no [answer].")
+        return self._no_such_move("answer")
+
+    def _no_such_move(self, kind: str) -> Step:
+        """A move the gym does not take: say so and name the ones it does."""
+        return Step(f"There is no [{kind}] move here. " + self.format_rule())
 
     def _finish(self) -> Step:
         return Step("Episode finished.", done=True)

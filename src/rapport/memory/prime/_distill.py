@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -12,7 +13,7 @@ from rapport.log import Provenance, SessionRecord
 from ._credit import Credit, key_turns, stage_of, zone_of
 from ._experience import Conditions, Experience
 from ._prompts import render
-from ._situation import compact_situation
+from ._situation import compact_situation, move_gist
 
 ZONE_TEXT = {
     "golden": ("it worked", "say what to do"),
@@ -75,16 +76,36 @@ def _clip(text: str, n: int = 300) -> str:
 
 
 def distill_prompt(
-    env: str, steps: list[Exploration], keys: list[int], reward: float, zone: str
+    env: str,
+    steps: list[Exploration],
+    keys: list[int],
+    reward: float,
+    zone: str,
+    hidden: dict[str, Any] | None = None,
 ) -> list[Message]:
-    """The distillation prompt for a trajectory and its key turns."""
+    """The distillation prompt for a trajectory and its key turns.
+
+    ``hidden``: what the environment kept hidden (the rule, the entity, the user's intent),
+    shown to the distiller after the episode so that its lessons can say what would have
+    found it; None leaves it out.
+    """
     turns = "\n".join(
-        f"[turn {steps[k].turn}] state: {_clip(steps[k].state)}\n  action: "
+        f"[turn {steps[k].turn + 1}] state: {_clip(steps[k].state)}\n  action: "
         f"{_clip(steps[k].action)}\n  reward: {steps[k].reward:+.2f}\n  observation: "
         f"{_clip(steps[k].observation)}"
         for k in keys
     )
+    episode = "\n".join(
+        f"{'*' if i in keys else ' '} {s.turn + 1}. {move_gist(s.action)} → "
+        f"{_clip(' '.join(s.observation.split()), 90)}"
+        for i, s in enumerate(steps)
+    )
     meaning, instruction = ZONE_TEXT[zone]
+    reveal = (
+        f"Revealed after the episode (the agent never saw it): {_reveal(hidden)}\n"
+        if hidden
+        else ""
+    )
     text = render(
         "distill",
         env=env,
@@ -93,9 +114,31 @@ def distill_prompt(
         zone_meaning=meaning,
         zone_instruction=instruction,
         opening=_clip(steps[0].state) if steps else "",
+        reveal=reveal,
+        episode=episode,
         turns=turns,
     )
     return [Message(role="user", content=text)]
+
+
+def _reveal(hidden: dict[str, Any], limit: int = 400) -> str:
+    """The hidden state as short ``key: value`` pairs."""
+    parts = []
+    for key, value in hidden.items():
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        parts.append(f"{key}: {' '.join(shown.split())}")
+    return _clip("; ".join(parts), limit)
+
+
+def _distinct(items: list[str]) -> list[str]:
+    """Non-empty items, first of each (case- and space-insensitive) kept."""
+    seen, out = set(), []
+    for item in items:
+        key = " ".join(item.lower().split()).rstrip(".")
+        if key and key not in seen:
+            seen.add(key)
+            out.append(item.strip())
+    return out
 
 
 async def distill(
@@ -106,8 +149,13 @@ async def distill(
     iteration: int,
     credit: Credit = "reward_to_go",
     k: int = 3,
+    reveal_hidden: bool = True,
 ) -> list[Experience]:
-    """Experiences from one episode (one memory-model call; stage/zone/conditions by code)."""
+    """Experiences from one episode (one memory-model call; stage/zone/conditions by code).
+
+    ``reveal_hidden``: show the distiller what the episode kept hidden (``outcome["hidden"]``).
+    An experience whose lesson came back empty is dropped; repeated preconditions are merged.
+    """
     steps = explorations(record)
     if not steps:
         return []
@@ -116,13 +164,18 @@ async def distill(
     reward = float(record.outcome.get("trajectory_reward", 0.0))
     keys = key_turns([s.reward for s in steps], trajectory_reward=reward, method=credit, k=k)
     zone = zone_of(reward)
+    hidden = record.outcome.get("hidden") if reveal_hidden else None
     out = await model.generate(
-        distill_prompt(env, steps, keys, reward, zone),
+        distill_prompt(
+            env, steps, keys, reward, zone, hidden if isinstance(hidden, dict) else None
+        ),
         schema=Distillation,
         config=GenerateConfig(max_tokens=700),
     )
     made = []
     for key, text, exp_id in zip(keys, out.parsed.experiences, library_ids, strict=False):
+        if not text.lesson.strip():
+            continue
         step = steps[key]
         stage = stage_of(step.turn, horizon)
         before = [(x.action, x.observation) for x in steps[:key]]
@@ -137,7 +190,9 @@ async def distill(
                 zone=zone,
                 state=compact_situation(env, stage, before),
                 conditions=Conditions(
-                    envs=[env], turn_range=(step.turn, step.turn), preconditions=text.preconditions
+                    envs=[env],
+                    turn_range=(step.turn, step.turn),
+                    preconditions=_distinct(text.preconditions),
                 ),
                 created_iteration=iteration,
                 provenance=[

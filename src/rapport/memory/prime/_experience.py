@@ -89,8 +89,7 @@ class Experience(BaseModel):
             f"### {self.id} ({self.zone}, {self.stage})\n"
             f"- **Situation:** {self.situation}\n- **Action:** {self.action}\n"
             f"- **Outcome:** {self.outcome}\n- **Lesson:** {self.lesson}\n"
-            f"- **Applies to:** {', '.join(c.envs) or '-'}; turns {c.turn_range[0]}-"
-            f"{c.turn_range[1]}; preconditions: {pre}\n"
+            f"- **Applies to:** {', '.join(c.envs) or '-'}; {self.turns()}; preconditions: {pre}\n"
             f"- **Track record:** used {self.uses}x, success {self.success_rate:.0%}; "
             f"origin {self.origin}"
             + (f" of {', '.join(self.parents)}" if self.parents else "")
@@ -98,6 +97,12 @@ class Experience(BaseModel):
             + (f"- **From:** {self.sources()}\n" if self.provenance else "")
         )
 
+    def turns(self) -> str:
+        """The agent turns it was learned at, counted from 1 (``turn 3``, ``turns 2-5``)."""
+        first, last = (t + 1 for t in self.conditions.turn_range)
+        return f"turn {first}" if first == last else f"turns {first}-{last}"
+
     def sources(self) -> str:
-        """Where it was distilled from: trajectory (condition/user/episode) and turn."""
-        return "; ".join(f"{p.source} turn {p.turn}" for p in self.provenance[:4])
+        """Where it was distilled from: trajectory (condition/user/episode) and the index of
+        the agent's message in that session's record."""
+        return "; ".join(f"{p.source}, record turn {p.turn}" for p in self.provenance[:4])

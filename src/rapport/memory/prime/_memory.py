@@ -28,6 +28,9 @@ class PrimeOptions(BaseModel):
     credit: Credit = "reward_to_go"
     """Credit assignment: ``reward_to_go`` (gamma 0.8) or ``equalized``."""
     key_turns: int = Field(default=3, ge=1)
+    reveal_hidden: bool = True
+    """Show the distiller what a finished train episode kept hidden (the rule, the entity,
+    the user's intent), so lessons can say what would have found it."""
     select_k: int = Field(default=3, ge=1)
     """Experiences the selection model may pick per turn."""
     max_candidates: int = Field(default=20, ge=1)
@@ -165,6 +168,7 @@ class PrimeMemory(BaseMemory):
             iteration=self.library.iteration,
             credit=self.settings.credit,
             k=self.settings.key_turns,
+            reveal_hidden=self.settings.reveal_hidden,
         )
         for e in made:
             self.library.add(e)

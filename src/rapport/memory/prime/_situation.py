@@ -17,6 +17,7 @@ _TAG = re.compile(r"\[(action|search|answer|finish)\]", re.IGNORECASE)
 EXCHANGES = 3
 """How many of the latest exchanges the situation keeps."""
 _CLIP = 70
+_MARKS = " \t>#*_`-"
 
 
 def _clip(text: str, n: int = _CLIP) -> str:
@@ -25,13 +26,17 @@ def _clip(text: str, n: int = _CLIP) -> str:
 
 
 def move_gist(message: str) -> str:
-    """An agent message reduced to its move: the last tagged move, or ``(no valid move)``."""
+    """An agent message reduced to its move, or ``(no valid move)``.
+
+    The move the gyms take: the first tag at a line start, else the last tag; its first line.
+    """
     matches = list(_TAG.finditer(message))
     if not matches:
         return "(no valid move)"
-    last = matches[-1]
-    tag = last.group(1).lower()
-    text = message[last.end() :].strip().strip("`\"'").strip()
+    starts = [m for m in matches if not message[: m.start()].rsplit("\n", 1)[-1].strip(_MARKS)]
+    move = starts[0] if starts else matches[-1]
+    tag = move.group(1).lower()
+    text = message[move.end() :].split("\n", 1)[0].strip().strip("`\"'").strip()
     if tag == "action":
         return _clip(text) or "[action]"
     return _clip(f"[{tag}] {text}".strip())
