@@ -25,6 +25,9 @@ from rapport.memory.prime import (
 def responder(request: Request) -> str | ToolCall:
     title = (request.json_schema or {}).get("title")
     if title == "Distillation":
+        # lessons differ per key turn and per episode (the opening names the test input),
+        # as repeats of a known lesson are dropped
+        episode = request.messages[0].content.split("The task began with: ")[1].split("\n")[0]
         return json.dumps(
             {
                 "experiences": [
@@ -32,7 +35,7 @@ def responder(request: Request) -> str | ToolCall:
                         "situation": f"probing the hidden function, step {i}",
                         "action": "queried f",
                         "outcome": "learned one value",
-                        "lesson": "vary one input at a time",
+                        "lesson": f"vary one input at a time (step {i} of {episode})",
                         "preconditions": ["the rule is unknown"],
                     }
                     for i in range(3)
@@ -203,7 +206,7 @@ async def test_the_distiller_sees_the_whole_episode_and_what_it_hid() -> None:
             "lesson": "query one variable at a time",
             "preconditions": ["rule unknown", "Rule unknown.", " "],
         }
-        return json.dumps({"experiences": [exp, {**exp, "lesson": " "}, exp]})
+        return json.dumps({"experiences": [exp, {**exp, "lesson": " "}, exp]})  # 2nd, 3rd dropped
 
     api = ScriptedAPI(responder=writer)
     memory = prime(ModelRoles({"all": api}))
@@ -218,12 +221,45 @@ async def test_the_distiller_sees_the_whole_episode_and_what_it_hid() -> None:
     assert "* 1. f(1, 2, 3, 4) → f(1, 2, 3, 4) = " in prompt
     assert "* 3. [answer] rule: a; value: 0 → Scored: rule" in prompt
     made = sorted(memory.library.experiences.values(), key=lambda e: e.id)
-    assert len(made) == 2, "the experience with an empty lesson is dropped"
+    assert len(made) == 1, "an empty lesson and a repeated one are dropped"
     assert made[0].conditions.preconditions == ["rule unknown"]
     assert "- **Applies to:** function; turn 1; preconditions: rule unknown" in made[0].markdown()
+
+    again = ScriptedAPI(responder=writer)
+    twice = prime(ModelRoles({"all": again}), iterations=0)  # no evolution, no pruning
+    await run_all(twice, ModelRoles({"all": again}), train=2)
+    assert len(twice.library.experiences) == 1, "a lesson already in the library is not re-added"
+    assert twice.library.version == 1
 
     quiet = ScriptedAPI(responder=writer)
     await run_all(
         prime(ModelRoles({"all": quiet}), reveal_hidden=False), ModelRoles({"all": quiet}), train=1
     )
     assert all("never saw it" not in r.messages[0].content for r in quiet.requests)
+
+
+def test_markdown_groups_by_zone_then_environment_in_stage_order() -> None:
+    lib = ExperienceLibrary(model="scripted/m", iteration=2)
+
+    def exp(i: int, zone: str, stage: str, envs: list[str]) -> Experience:
+        return Experience(
+            id=f"exp-{i}",
+            situation="s",
+            action="a",
+            outcome="o",
+            lesson=f"lesson {i}",
+            stage=stage,  # type: ignore[arg-type]
+            zone=zone,  # type: ignore[arg-type]
+            conditions=Conditions(envs=envs),
+        )
+
+    lib.add(exp(10, "warning", "exploration", ["telepathy"]))
+    lib.add(exp(2, "warning", "exploration", ["telepathy"]))
+    lib.add(exp(1, "warning", "completion", ["telepathy"]))
+    lib.add(exp(3, "golden", "verification", ["*"]))
+    md = lib.to_markdown()
+    assert "Built with `scripted/m` over 2 evolution iterations." in md
+    assert "| telepathy | 0 | 3 | 0 |" in md and "| any environment | 1 | 0 | 0 |" in md
+    order = [md.index(f"#### exp-{i} ") for i in (3, 2, 10, 1)]
+    assert order == sorted(order)
+    assert md.index("## Golden rules") < md.index("### any environment") < md.index("## Warnings")

@@ -150,3 +150,23 @@ def test_cli_refuses_an_unknown_gym_option_and_writes_nothing(
 def test_gym_options_take_policy_chars_as_a_string() -> None:
     config = ExperimentConfig(benchmark="gym", options={"env": "tau", "policy_chars": "400"})
     assert GymBenchmark.from_config(config).options.policy_chars == 400
+
+
+async def test_the_agent_sees_its_earlier_turns_as_the_moves_the_gym_took() -> None:
+    bench = GymBenchmark(GymOptions(env=["function"], train_episodes=0, eval_episodes=1, horizon=2))
+    user = bench.users(1, seed=0)[0]
+    spec = bench.sessions(user, 0, seed=0)[0]
+    rambling = "[action] f(1, 2, 3, 4)\nUser: f(1, 2, 3, 4) = 7\n[answer] rule: a; value: 7"
+    api = ScriptedAPI([rambling, "[answer] rule: a; value: 0"])
+    models = ModelRoles({"all": api})
+    record = await bench.run_session(
+        spec,
+        user,
+        Agent(models.get("agent")),
+        create_memory("none", models),
+        models,
+        condition=Condition(name="none", memory="none"),
+    )
+    assert record.turns[1].text == rambling, "the record keeps what the model wrote"
+    seen = [m.content for m in api.requests[1].messages if m.role == "assistant"]
+    assert seen == ["[action] f(1, 2, 3, 4)"]

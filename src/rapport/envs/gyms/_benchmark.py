@@ -183,9 +183,10 @@ class GymBenchmark:
                 recall=recall,
                 config=_sampling(explore, spec.task["episode_seed"], gym.turn),
             )
+            move = gym.move_text(out.text)
             step = await gym.astep(out.text, models.get("user"))
             history += [
-                Message(role="assistant", content=out.text),
+                Message(role="assistant", content=move),
                 Message(role="user", content=step.observation),
             ]
             record.turns += [

@@ -125,12 +125,14 @@ class Gym:
         """The ``[action]``/``[search]`` moves made this episode (kind, normalized text)."""
         self._pending: Action | None = None
         """The move being stepped (set by `parse`, read once the step is finished)."""
+        self.last_action: Action | None = None
+        """The move the latest step took, as parsed."""
 
     def reset(self, seed: int) -> str:
         """Start the episode a seed names (same seed, same episode); returns the first message."""
         self.rng = random.Random(f"{self.name}:{self.split}:{seed}")
         self.turn, self.done, self.score, self.rewards = 0, False, 0.0, []
-        self._made, self._pending = set(), None
+        self._made, self._pending, self.last_action = set(), None, None
         return self._start()
 
     def step(self, message: str) -> Step:
@@ -142,8 +144,17 @@ class Gym:
         action = parse_action(message)
         if action.kind == "invalid":
             action = self._coerce(message) or action
-        self._pending = action
+        self._pending = self.last_action = action
         return action
+
+    def move_text(self, message: str) -> str:
+        """The agent's message as this gym read it: just the move it took (``[action] ...``),
+        so that the conversation an agent sees next holds one clean move per turn rather than
+        the replies and moves a model went on to imagine; an unreadable message as it was."""
+        action = self.parse(message)
+        if action.kind == "invalid":
+            return message
+        return f"[{action.kind}]" + (f" {action.text}" if action.text else "")
 
     async def astep(self, message: str, model: Model | None = None) -> Step:
         """Like `step`, but may ask ``model`` (user simulator / judge) where code cannot decide."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
@@ -58,11 +58,13 @@ def explorations(record: SessionRecord) -> list[Exploration]:
 class DistilledText(BaseModel):
     """What the memory model writes for one key turn."""
 
-    situation: str = Field(max_length=300)
-    action: str = Field(max_length=300)
-    outcome: str = Field(max_length=300)
-    lesson: str = Field(max_length=300)
-    preconditions: list[str] = Field(default_factory=list, max_length=3)
+    situation: str = Field(max_length=200)
+    action: str = Field(max_length=150)
+    outcome: str = Field(max_length=200)
+    lesson: str = Field(max_length=200)
+    preconditions: list[Annotated[str, Field(max_length=100)]] = Field(
+        default_factory=list, max_length=3
+    )
 
 
 class Distillation(BaseModel):
@@ -130,11 +132,16 @@ def _reveal(hidden: dict[str, Any], limit: int = 400) -> str:
     return _clip("; ".join(parts), limit)
 
 
+def _key(text: str) -> str:
+    """The form two texts are compared in: lower case, single spaces, no final period."""
+    return " ".join(text.lower().split()).rstrip(".")
+
+
 def _distinct(items: list[str]) -> list[str]:
     """Non-empty items, first of each (case- and space-insensitive) kept."""
     seen, out = set(), []
     for item in items:
-        key = " ".join(item.lower().split()).rstrip(".")
+        key = _key(item)
         if key and key not in seen:
             seen.add(key)
             out.append(item.strip())
@@ -150,15 +157,19 @@ async def distill(
     credit: Credit = "reward_to_go",
     k: int = 3,
     reveal_hidden: bool = True,
+    known: set[str] | None = None,
 ) -> list[Experience]:
     """Experiences from one episode (one memory-model call; stage/zone/conditions by code).
 
     ``reveal_hidden``: show the distiller what the episode kept hidden (``outcome["hidden"]``).
-    An experience whose lesson came back empty is dropped; repeated preconditions are merged.
+    ``known``: lessons already in the library for this environment; an experience whose
+    lesson is empty, one of those, or a repeat of an earlier one in this batch is dropped.
+    Repeated preconditions are merged.
     """
     steps = explorations(record)
     if not steps:
         return []
+    known = {_key(lesson) for lesson in known or set()}
     env = str(record.outcome.get("env", "?"))
     horizon = int(record.outcome.get("horizon", 16))
     reward = float(record.outcome.get("trajectory_reward", 0.0))
@@ -172,9 +183,10 @@ async def distill(
         schema=Distillation,
         config=GenerateConfig(max_tokens=700),
     )
-    made = []
+    made: list[Experience] = []
     for key, text, exp_id in zip(keys, out.parsed.experiences, library_ids, strict=False):
-        if not text.lesson.strip():
+        lesson = _key(text.lesson)
+        if not lesson or lesson in known or any(_key(e.lesson) == lesson for e in made):
             continue
         step = steps[key]
         stage = stage_of(step.turn, horizon)

@@ -86,7 +86,7 @@ class Experience(BaseModel):
         c = self.conditions
         pre = "; ".join(c.preconditions) or "none"
         return (
-            f"### {self.id} ({self.zone}, {self.stage})\n"
+            f"#### {self.id} ({self.zone}, {self.stage})\n"
             f"- **Situation:** {self.situation}\n- **Action:** {self.action}\n"
             f"- **Outcome:** {self.outcome}\n- **Lesson:** {self.lesson}\n"
             f"- **Applies to:** {', '.join(c.envs) or '-'}; {self.turns()}; preconditions: {pre}\n"

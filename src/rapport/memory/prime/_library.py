@@ -133,16 +133,33 @@ class ExperienceLibrary(BaseModel):
 
     # export ------------------------------------------------------------------------------
     def to_markdown(self, *, include_superseded: bool = False) -> str:
-        """A readable document: experiences grouped by zone, then the version history."""
+        """A readable document: an overview table, then the experiences by zone and
+        environment (in stage order), then the version history."""
         exps = list(self.experiences.values()) if include_superseded else self.active()
         lines = [f"# Experience library (version {self.version}, {len(exps)} experiences)\n"]
-        if self.model:
-            lines.append(f"Built with `{self.model}`.\n")
+        built = f"Built with `{self.model}` " if self.model else "Built "
+        lines.append(
+            built + f"over {self.iteration} evolution iterations. Golden rules come from "
+            "episodes that succeeded, warnings from ones that failed, preferences from partial "
+            "successes.\n"
+        )
+        envs = sorted({_env_of(e) for e in exps})
+        if envs:
+            lines += ["| environment | " + " | ".join(ZONE_ORDER) + " |", "|---" * 4 + "|"]
+            for env in envs:
+                counts = [sum(_env_of(e) == env and e.zone == z for e in exps) for z in ZONE_ORDER]
+                lines.append(f"| {env} | " + " | ".join(map(str, counts)) + " |")
+            lines.append("")
         for zone in ZONE_ORDER:
             group = [e for e in exps if e.zone == zone]
-            if group:
-                lines.append(f"## {ZONE_TITLES[zone]}\n")
-                lines += [e.markdown() for e in sorted(group, key=lambda e: e.id)]
+            if not group:
+                continue
+            lines.append(f"## {ZONE_TITLES[zone]}\n")
+            for env in sorted({_env_of(e) for e in group}):
+                lines.append(f"### {env}\n")
+                lines += [
+                    e.markdown() for e in sorted(group, key=_reading_order) if _env_of(e) == env
+                ]
         if self.history:
             lines.append("## History\n")
             lines += [
@@ -165,3 +182,18 @@ class ExperienceLibrary(BaseModel):
     def load(cls, path: str | Path) -> ExperienceLibrary:
         """Load a library JSON file (e.g. to run it with a different model)."""
         return cls.from_json(Path(path).read_text("utf-8"))
+
+
+_STAGE_ORDER = {"exploration": 0, "verification": 1, "completion": 2}
+
+
+def _env_of(e: Experience) -> str:
+    """The heading an experience is listed under: its environments, or ``any environment``."""
+    envs = [env for env in e.conditions.envs if env != ANY_ENV]
+    return "any environment" if ANY_ENV in e.conditions.envs or not envs else ", ".join(envs)
+
+
+def _reading_order(e: Experience) -> tuple[int, int, str]:
+    """Stage, then the number in the id (exp-2 before exp-10)."""
+    digits = "".join(ch for ch in e.id if ch.isdigit())
+    return (_STAGE_ORDER.get(e.stage, 3), int(digits) if digits else 0, e.id)

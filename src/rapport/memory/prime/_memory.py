@@ -169,6 +169,11 @@ class PrimeMemory(BaseMemory):
             credit=self.settings.credit,
             k=self.settings.key_turns,
             reveal_hidden=self.settings.reveal_hidden,
+            known={
+                e.lesson
+                for e in self.library.active()
+                if e.applies_to(str(record.outcome.get("env", "")))
+            },
         )
         for e in made:
             self.library.add(e)
