@@ -75,6 +75,9 @@ class RewardEvent(_Event):
 
     kind: Literal["reward"] = "reward"
     reward: float
+    move: str = ""
+    """The move the environment read from the agent's message (``[action] ...``); empty
+    when it records none."""
 
 
 class ErrorEvent(_Event):

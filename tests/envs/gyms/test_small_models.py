@@ -170,3 +170,14 @@ async def test_the_agent_sees_its_earlier_turns_as_the_moves_the_gym_took() -> N
     assert record.turns[1].text == rambling, "the record keeps what the model wrote"
     seen = [m.content for m in api.requests[1].messages if m.role == "assistant"]
     assert seen == ["[action] f(1, 2, 3, 4)"]
+    moves = [e.move for e in record.events_of("reward")]
+    assert moves == ["[action] f(1, 2, 3, 4)", "[answer] rule: a; value: 0"]
+
+
+def test_a_function_query_with_a_guessed_value_after_it_is_still_a_query() -> None:
+    gym = FunctionGym()
+    gym.reset(2)
+    step = gym.step("[action] f(1, 2, 3, 4) = 5")
+    assert step.observation.startswith(f"f(1, 2, 3, 4) = {gym.f((1, 2, 3, 4))}")
+    assert gym.step("[action] 0 0 1 0").observation.startswith("f(0, 0, 1, 0) = ")
+    assert gym.step("[action] f(1, 2) = 3").observation.startswith("Query with four integers")

@@ -193,7 +193,7 @@ class GymBenchmark:
                 Turn(index=agent_turn, speaker="agent", text=out.text),
                 Turn(index=agent_turn + 1, speaker="user", text=step.observation),
             ]
-            record.events.append(RewardEvent(turn=agent_turn, reward=step.reward))
+            record.events.append(RewardEvent(turn=agent_turn, reward=step.reward, move=move))
 
     def score(self, record: SessionRecord) -> dict[str, float]:
         """``reward``: the trajectory reward in [0, 1]; ``success``: 1 if solved."""

@@ -93,7 +93,10 @@ class FunctionGym(Gym):
         }
 
     def _act(self, text: str) -> Step:
-        nums = [int(n) for n in _NUM.findall(text)]
+        """A query: the first ``f(w, x, y, z)`` in the text (a value a model wrote after it,
+        as in ``f(1, 2, 3, 4) = 5``, is ignored), else exactly four integers."""
+        call = re.search(_CALL, text)
+        nums = [int(n) for n in (call.groups() if call else _NUM.findall(text))]
         if len(nums) != 4 or any(abs(n) > 1000 for n in nums):
             return Step("Query with four integers (|x| <= 1000), e.g. [action] f(1, 2, 3, 4).")
         return Step(f"f({', '.join(map(str, nums))}) = {self.f(tuple(nums))}")

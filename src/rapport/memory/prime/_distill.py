@@ -36,7 +36,8 @@ class Exploration:
 
 
 def explorations(record: SessionRecord) -> list[Exploration]:
-    """The rollout's steps, read from the record's turns and reward events."""
+    """The rollout's steps, read from the record's turns and reward events (the action is
+    the move the environment read, where the event records it, else the agent's message)."""
     turns = {t.index: t for t in record.turns}
     steps = []
     for step, event in enumerate(record.events_of("reward")):
@@ -46,7 +47,7 @@ def explorations(record: SessionRecord) -> list[Exploration]:
             Exploration(
                 turn=step,
                 state=before.text if before else "",
-                action=turns[i].text,
+                action=event.move or turns[i].text,
                 reward=event.reward,
                 observation=after.text if after else "",
                 record_turn=i,
