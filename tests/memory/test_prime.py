@@ -263,3 +263,17 @@ def test_markdown_groups_by_zone_then_environment_in_stage_order() -> None:
     order = [md.index(f"#### exp-{i} ") for i in (3, 2, 10, 1)]
     assert order == sorted(order)
     assert md.index("## Golden rules") < md.index("### any environment") < md.index("## Warnings")
+
+
+def test_a_prompt_line_reads_as_one_sentence() -> None:
+    e = Experience(
+        id="exp-1",
+        situation="The user has said no twice.",
+        action="Asked again",
+        outcome="o",
+        lesson="Guess now.",
+        stage="completion",
+        zone="warning",
+    )
+    assert e.line() == "When the user has said no twice: Asked again. Guess now."
+    assert e.model_copy(update={"situation": "TV is off"}).line().startswith("When TV is off:")

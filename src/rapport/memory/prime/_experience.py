@@ -79,7 +79,10 @@ class Experience(BaseModel):
 
     def line(self) -> str:
         """One prompt line."""
-        return f"When {self.situation.rstrip('.')}: {self.action.rstrip('.')}. {self.lesson}"
+        when = self.situation.rstrip(".")
+        if when[:2].istitle():  # "The agent ..." -> "the agent ...", but not "TV ..."
+            when = when[0].lower() + when[1:]
+        return f"When {when}: {self.action.rstrip('.')}. {self.lesson}"
 
     def markdown(self) -> str:
         """A readable Markdown block."""
