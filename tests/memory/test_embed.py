@@ -49,3 +49,17 @@ def test_minilm_query_path_matches_batch_encoding() -> None:
     for i, text in enumerate(texts):
         [row] = emb.encode([text])  # the direct single-thread path
         assert row.dtype == np.float32 and np.allclose(row, batch[i], atol=1e-5)
+
+
+@pytest.mark.skipif(minilm_path() is None, reason="the embeddings extra is not installed")
+def test_minilm_queries_run_on_the_checked_onnx_export() -> None:
+    emb = get_embedder("auto")
+    assert getattr(emb, "_onnx", None) is not None, "the embeddings extra ships onnxruntime"
+    text = "a quiet hotel near the station"
+    [onnx_row] = emb.encode([text])
+    emb_onnx, emb._onnx = emb._onnx, None  # type: ignore[attr-defined]
+    try:
+        [torch_row] = emb.encode([text])
+    finally:
+        emb._onnx = emb_onnx  # type: ignore[attr-defined]
+    assert np.allclose(onnx_row, torch_row, atol=1e-5)

@@ -13,6 +13,7 @@ import importlib.util
 import itertools
 import os
 import re
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -91,6 +92,7 @@ class SentenceTransformerEmbedder:
         self.name = name
         self._model = SentenceTransformer(str(path), device="cpu")
         self._direct = _DirectBert.checked(self._model)
+        self._onnx = _OnnxBert.checked(self._model, path)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -110,9 +112,14 @@ class SentenceTransformerEmbedder:
         """A query or a few, one at a time on one thread (no padding, no batching).
 
         On a small shared CPU one thread is several times faster than torch's thread pool
-        for inputs this short. The direct BERT pass (`_DirectBert`) is used when it was
-        checked to agree with sentence-transformers; otherwise the model's own modules run.
+        for inputs this short. The ONNX Runtime pass (`_OnnxBert`, about 1.6x faster than
+        torch here) is used when it was checked to agree with sentence-transformers, else the
+        direct BERT pass (`_DirectBert`) under the same check, else the model's own modules.
         """
+        if self._onnx is not None:
+            prepare = getattr(self._model, "preprocess", None) or self._model.tokenize
+            pooled = [self._onnx(prepare([text])["input_ids"].numpy()) for text in texts]
+            return _normalize(np.stack(pooled).astype(np.float32))
         import torch
 
         threads = torch.get_num_threads()
@@ -193,6 +200,101 @@ class _DirectBert:
             hidden = F.gelu(F.linear(x, w[6], w[7]))
             x = F.layer_norm(F.linear(hidden, w[8], w[9]) + x, (width,), w[10], w[11], self.eps)
         return x.mean(dim=0)
+
+
+class _OnnxBert:
+    """The model's BERT + mean pooling exported once to ONNX and run by ONNX Runtime on one
+    thread (needs ``onnxruntime`` and ``onnx``, in the ``embeddings`` extra).
+
+    The export is cached under ``$RAPPORT_HOME/embeddings`` keyed by the model folder's
+    weights; `checked` only returns one that matches the model's own output on probe texts.
+    """
+
+    def __init__(self, path: Path) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    def __call__(self, ids: np.ndarray) -> np.ndarray:
+        """Mean-pooled (unnormalized) embedding of one ``(1, n)`` id row."""
+        out = self.session.run(None, {"input_ids": ids.astype(np.int64)})[0]
+        return np.asarray(out[0], dtype=np.float32)
+
+    @classmethod
+    def checked(cls, model: Any, folder: Path) -> _OnnxBert | None:
+        """An ONNX encoder for ``model`` if the packages are there and it agrees with it."""
+        if not all(importlib.util.find_spec(m) for m in ("onnxruntime", "onnx")):
+            return None
+        try:
+            import torch
+
+            target = _onnx_file(folder)
+            if not target.exists():
+                _export(model, target)
+            onnx_bert = cls(target)
+            with torch.inference_mode():
+                for text in _DirectBert.PROBES:
+                    features = model.preprocess([text])
+                    want = model(features)["sentence_embedding"][0].numpy()
+                    got = onnx_bert(features["input_ids"].numpy())
+                    if float(np.abs(_unit(got) - _unit(want)).max()) > 1e-5:
+                        return None
+            return onnx_bert
+        except Exception:  # an export or runtime surprise: use the torch path
+            return None
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return v / (np.linalg.norm(v) or 1.0)
+
+
+def _onnx_file(folder: Path) -> Path:
+    """Where the export of the model in ``folder`` is cached (keyed by its weight files)."""
+    from rapport import rapport_home
+
+    digest = hashlib.blake2b(digest_size=8)
+    for f in sorted(folder.rglob("*")):
+        if f.is_file() and f.suffix in {".safetensors", ".bin", ".json"}:
+            digest.update(f"{f.relative_to(folder)}:{f.stat().st_size}".encode())
+    return rapport_home() / "embeddings" / f"{folder.name}-{digest.hexdigest()}.onnx"
+
+
+def _export(model: Any, target: Path) -> None:
+    """Export BERT + mean pooling (all-ones attention: one unpadded sequence) atomically."""
+    import torch
+
+    class _Pooled(torch.nn.Module):
+        def __init__(self, bert: Any) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: Any) -> Any:
+            mask = torch.ones_like(input_ids)
+            return self.bert(input_ids=input_ids, attention_mask=mask).last_hidden_state.mean(1)
+
+    bert = model[0].auto_model.eval()
+    ids = model.preprocess(["a short probe"])["input_ids"]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                _Pooled(bert),
+                (ids,),
+                str(tmp),
+                input_names=["input_ids"],
+                output_names=["embedding"],
+                dynamic_axes={"input_ids": {1: "tokens"}},
+                opset_version=17,
+                dynamo=False,
+            )
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 _EMBED = (
