@@ -91,8 +91,8 @@ class SentenceTransformerEmbedder:
 
         self.name = name
         self._model = SentenceTransformer(str(path), device="cpu")
-        self._direct = _DirectBert.checked(self._model)
         self._onnx = _OnnxBert.checked(self._model, path)
+        self._direct = None if self._onnx else _DirectBert.checked(self._model)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
@@ -117,8 +117,7 @@ class SentenceTransformerEmbedder:
         direct BERT pass (`_DirectBert`) under the same check, else the model's own modules.
         """
         if self._onnx is not None:
-            prepare = getattr(self._model, "preprocess", None) or self._model.tokenize
-            pooled = [self._onnx(prepare([text])["input_ids"].numpy()) for text in texts]
+            pooled = [self._onnx(self._features(text)["input_ids"].numpy()) for text in texts]
             return _normalize(np.stack(pooled).astype(np.float32))
         import torch
 
@@ -132,9 +131,13 @@ class SentenceTransformerEmbedder:
             torch.set_num_threads(threads)
         return np.ascontiguousarray(vectors.numpy(), dtype=np.float32)
 
-    def _encode_one(self, text: str) -> Any:
+    def _features(self, text: str) -> Any:
+        """The model's tokenized features for one text."""
         prepare = getattr(self._model, "preprocess", None) or self._model.tokenize
-        features = prepare([text])
+        return prepare([text])
+
+    def _encode_one(self, text: str) -> Any:
+        features = self._features(text)
         if self._direct is not None:
             return self._direct(features["input_ids"][0])
         return self._model(features)["sentence_embedding"][0]

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from rapport.agents import Agent
 from rapport.cli import main
-from rapport.envs import Condition
+from rapport.envs import Condition, SessionSpec, UserSpec
 from rapport.envs.gyms import (
     GYMS,
     FunctionGym,
@@ -20,7 +20,7 @@ from rapport.envs.gyms import (
     parse_action,
 )
 from rapport.llm import ModelRoles, Request, ScriptedAPI
-from rapport.log import ExperimentConfig
+from rapport.log import ExperimentConfig, SessionRecord
 from rapport.memory import create_memory
 
 
@@ -105,6 +105,20 @@ def _target_of(spec_task: dict[str, object]) -> str:
     return str(gym.hidden()["entity"])
 
 
+async def _play_without_memory(
+    bench: GymBenchmark, spec: SessionSpec, user: UserSpec, models: ModelRoles
+) -> SessionRecord:
+    """One episode with the ``none`` memory."""
+    return await bench.run_session(
+        spec,
+        user,
+        Agent(models.get("agent")),
+        create_memory("none", models),
+        models,
+        condition=Condition(name="none", memory="none"),
+    )
+
+
 async def test_a_scripted_small_model_that_answers_on_the_reminder_scores() -> None:
     bench = GymBenchmark(
         GymOptions(env=["telepathy"], train_episodes=0, eval_episodes=1, horizon=3)
@@ -118,14 +132,7 @@ async def test_a_scripted_small_model_that_answers_on_the_reminder_scores() -> N
         return f"**Answer:** {target}" if "last turn" in last else "Is it an animal?"
 
     models = ModelRoles({"all": ScriptedAPI(responder=small_model)})
-    record = await bench.run_session(
-        spec,
-        user,
-        Agent(models.get("agent")),
-        create_memory("none", models),
-        models,
-        condition=Condition(name="none", memory="none"),
-    )
+    record = await _play_without_memory(bench, spec, user, models)
     assert "Unrecognized" not in " ".join(t.text for t in record.turns)
     assert bench.score(record)["reward"] == pytest.approx(1 - 0.5 * 2 / 3)
 
@@ -159,14 +166,7 @@ async def test_the_agent_sees_its_earlier_turns_as_the_moves_the_gym_took() -> N
     rambling = "[action] f(1, 2, 3, 4)\nUser: f(1, 2, 3, 4) = 7\n[answer] rule: a; value: 7"
     api = ScriptedAPI([rambling, "[answer] rule: a; value: 0"])
     models = ModelRoles({"all": api})
-    record = await bench.run_session(
-        spec,
-        user,
-        Agent(models.get("agent")),
-        create_memory("none", models),
-        models,
-        condition=Condition(name="none", memory="none"),
-    )
+    record = await _play_without_memory(bench, spec, user, models)
     assert record.turns[1].text == rambling, "the record keeps what the model wrote"
     seen = [m.content for m in api.requests[1].messages if m.role == "assistant"]
     assert seen == ["[action] f(1, 2, 3, 4)"]

@@ -125,14 +125,12 @@ class Gym:
         """The ``[action]``/``[search]`` moves made this episode (kind, normalized text)."""
         self._pending: Action | None = None
         """The move being stepped (set by `parse`, read once the step is finished)."""
-        self.last_action: Action | None = None
-        """The move the latest step took, as parsed."""
 
     def reset(self, seed: int) -> str:
         """Start the episode a seed names (same seed, same episode); returns the first message."""
         self.rng = random.Random(f"{self.name}:{self.split}:{seed}")
         self.turn, self.done, self.score, self.rewards = 0, False, 0.0, []
-        self._made, self._pending, self.last_action = set(), None, None
+        self._made, self._pending = set(), None
         return self._start()
 
     def step(self, message: str) -> Step:
@@ -144,7 +142,7 @@ class Gym:
         action = parse_action(message)
         if action.kind == "invalid":
             action = self._coerce(message) or action
-        self._pending = self.last_action = action
+        self._pending = action
         return action
 
     def move_text(self, message: str) -> str:

@@ -155,11 +155,10 @@ class ExperienceLibrary(BaseModel):
             if not group:
                 continue
             lines.append(f"## {ZONE_TITLES[zone]}\n")
+            group.sort(key=_reading_order)
             for env in sorted({_env_of(e) for e in group}):
                 lines.append(f"### {env}\n")
-                lines += [
-                    e.markdown() for e in sorted(group, key=_reading_order) if _env_of(e) == env
-                ]
+                lines += [e.markdown() for e in group if _env_of(e) == env]
         if self.history:
             lines.append("## History\n")
             lines += [
