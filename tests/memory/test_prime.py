@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import zlib
 from pathlib import Path
 
 import pytest
@@ -17,8 +19,12 @@ from rapport.memory.prime import (
     Conditions,
     Experience,
     ExperienceLibrary,
+    Exploration,
     PrimeMemory,
+    episode_facts,
     library_from_state,
+    names_any,
+    turn_notes,
 )
 
 
@@ -41,6 +47,12 @@ def responder(request: Request) -> str | ToolCall:
                     for i in range(3)
                 ]
             }
+        )
+    if title == "Lessons":
+        episode = request.messages[0].content.split("The task began with: ")[1].split("\n")[0]
+        tag = zlib.crc32(episode.encode())  # not the test input itself: that names the answer
+        return json.dumps(
+            {"lessons": [f"vary one input at a time (step {i} of episode {tag})" for i in range(3)]}
         )
     if title == "Rewrite":
         return json.dumps({"situation": "s", "action": "a", "outcome": "o", "lesson": "l"})
@@ -184,8 +196,8 @@ async def test_selection_model_picks_among_candidates_via_tools() -> None:
 
 async def test_an_empty_distillation_is_rejected_and_evolution_still_runs() -> None:
     def empty(request: Request) -> str | ToolCall:
-        if (request.json_schema or {}).get("title") == "Distillation":
-            return json.dumps({"experiences": []})
+        if (request.json_schema or {}).get("title") == "Lessons":
+            return json.dumps({"lessons": []})
         return responder(request)
 
     models = ModelRoles({"all": ScriptedAPI(responder=empty)})
@@ -209,7 +221,7 @@ async def test_the_distiller_sees_the_whole_episode_and_what_it_hid() -> None:
         return json.dumps({"experiences": [exp, {**exp, "lesson": " "}, exp]})  # 2nd, 3rd dropped
 
     api = ScriptedAPI(responder=writer)
-    memory = prime(ModelRoles({"all": api}))
+    memory = prime(ModelRoles({"all": api}), distill_fields="all")
     records = await run_all(memory, ModelRoles({"all": api}), train=1)
     prompt = next(
         r.messages[0].content
@@ -226,14 +238,16 @@ async def test_the_distiller_sees_the_whole_episode_and_what_it_hid() -> None:
     assert "- **Applies to:** function; turn 1; preconditions: rule unknown" in made[0].markdown()
 
     again = ScriptedAPI(responder=writer)
-    twice = prime(ModelRoles({"all": again}), iterations=0)  # no evolution, no pruning
+    twice = prime(ModelRoles({"all": again}), iterations=0, distill_fields="all")  # no pruning
     await run_all(twice, ModelRoles({"all": again}), train=2)
     assert len(twice.library.experiences) == 1, "a lesson already in the library is not re-added"
     assert twice.library.version == 1
 
     quiet = ScriptedAPI(responder=writer)
     await run_all(
-        prime(ModelRoles({"all": quiet}), reveal_hidden=False), ModelRoles({"all": quiet}), train=1
+        prime(ModelRoles({"all": quiet}), reveal_hidden=False, distill_fields="all"),
+        ModelRoles({"all": quiet}),
+        train=1,
     )
     assert all("never saw it" not in r.messages[0].content for r in quiet.requests)
 
@@ -277,3 +291,84 @@ def test_a_prompt_line_reads_as_one_sentence() -> None:
     )
     assert e.line() == "When the user has said no twice: Asked again. Guess now."
     assert e.model_copy(update={"situation": "TV is off"}).line().startswith("When TV is off:")
+
+
+async def test_by_default_the_log_writes_situation_action_and_outcome() -> None:
+    def writer(request: Request) -> str | ToolCall:
+        if (request.json_schema or {}).get("title") != "Lessons":
+            return responder(request)
+        test_input = re.search(r"f\((-?\d+(?:, -?\d+){3})\)", request.messages[0].content)
+        assert test_input
+        return json.dumps(
+            {
+                "lessons": [
+                    "Query the test input before anything else.",
+                    "Do not repeat a query; instead vary one input.",
+                    f"Answer f({test_input.group(1)}) = 5 right away.",  # names the answer
+                ]
+            }
+        )
+
+    api = ScriptedAPI(responder=writer)
+    memory = prime(ModelRoles({"all": api}), iterations=0)
+    records = await run_all(memory, ModelRoles({"all": api}), train=1)
+    prompt = next(
+        r.messages[0].content
+        for r in api.requests
+        if (r.json_schema or {}).get("title") == "Lessons"
+    )
+    assert "note: you had made this exact move at turn 1: nothing new" in prompt
+    assert "- You repeated earlier moves once (`f(1, 2, 3, 4)` twice)." in prompt
+    first, second = sorted(memory.library.experiences.values(), key=lambda e: e.id)
+    value = records[0].turns[2].text  # the reply to the first query
+    assert (first.situation, first.action) == (
+        "you have made no move yet",
+        "[action] f(1, 2, 3, 4)",
+    )
+    assert first.outcome == f"{value} (episode reward 0.00)"
+    assert second.situation == f"you have made 1 move; the last, f(1, 2, 3, 4), got: {value}"
+    assert second.lesson == "Do not repeat a query; instead vary one input."
+    assert not first.conditions.preconditions, "the model is not asked for preconditions"
+    assert second.line().startswith("When you have made 1 move; the last, f(1, 2, 3, 4)")
+
+
+def test_turn_notes_and_episode_facts_say_what_the_log_shows() -> None:
+    def step(turn: int, action: str, observation: str, reward: float = 0.0) -> Exploration:
+        return Exploration(turn, "", action, reward, observation, 2 * turn + 1)
+
+    steps = [
+        step(0, "[answer] cow", "No, that is not it."),
+        step(1, "[action] Is it red?", "unsure"),
+        step(2, "I think it might be red", "Unrecognized move."),
+        step(3, "[action] Is it red?", "unsure"),
+        step(4, "[answer] apple", "No, that is not it.\n(The turn limit is reached.)"),
+    ]
+    assert turn_notes(steps, 0) == ["you answered before asking or querying anything"]
+    assert "the reply was unsure" in turn_notes(steps, 1)[0]
+    assert turn_notes(steps, 2) == ["this message was not a valid move, so the turn was lost"]
+    assert turn_notes(steps, 3)[0] == "you had made this exact move at turn 2: nothing new"
+    assert turn_notes(steps, 4) == [
+        "you had already answered once",
+        "this was the last turn: the episode ran out of turns",
+    ]
+    assert episode_facts(steps, 0.0) == [
+        "Your first move was an answer, given before any question or query.",
+        "You repeated earlier moves once (`Is it red?` twice).",
+        "1 of your 5 messages were not a valid move.",
+        "You gave 2 answers.",
+        "The episode ran out of turns after 5 moves.",
+    ]
+    won = [step(0, "[action] Is it red?", "yes"), step(1, "[answer] apple", "Yes!", 0.9)]
+    assert episode_facts(won, 0.9) == [
+        "Turn 2 earned reward 0.90 ([answer] apple).",
+        "The episode succeeded with reward 0.90.",
+    ]
+
+
+def test_a_lesson_that_names_the_answer_is_recognized() -> None:
+    assert names_any("Ask whether it is a Polar Bear first.", ["polar bear"])
+    assert names_any("Guess apples sooner.", ["apple"])
+    assert names_any("Then query f(7, 2, -3, -3).", ["f(7, 2, -3, -3)"])
+    assert not names_any("Ask whether it is a bear.", ["polar bear"])
+    assert not names_any("Ask about pineapple.", ["apple"])
+    assert not names_any("anything", [""])

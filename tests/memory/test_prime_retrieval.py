@@ -142,7 +142,12 @@ async def _learned() -> dict[str, Experience]:
     out = {}
     for name, (opening, env, exchanges, move) in LEARNED.items():
         made = await distill(
-            model, _record(env, opening, exchanges, move), library_ids=[name], iteration=0, k=1
+            model,
+            _record(env, opening, exchanges, move),
+            library_ids=[name],
+            iteration=0,
+            k=1,
+            fields="all",  # model-written prose in every field: none of it may be embedded
         )
         out[name] = made[0]
     return out

@@ -69,7 +69,48 @@ async def test_run_session_records_turns_rewards_and_scores() -> None:
     assert [e.turn for e in record.events_of("reward")] == [1, 3, 5]
     assert bench.score(record) == {"reward": 0.0, "success": 0.0}
     assert record.outcome["env"] == "telepathy" and record.outcome["hidden"]["entity"]
-    assert len(record.usage) == 3 and all(c.role == "agent" for c in record.usage)
+    assert record.outcome["secrets"] == [record.outcome["hidden"]["entity"]]
+    # the same question every time: turns 2 and 3 are each asked twice more, then taken
+    assert record.outcome["resampled"] == 4
+    assert len(record.usage) == 1 + 3 + 3 and all(c.role == "agent" for c in record.usage)
+
+
+async def test_a_repeated_move_is_sampled_again_with_its_own_seed() -> None:
+    def agent(request: Request) -> str:
+        if request.config.temperature == 0:
+            return "[action] Is it an animal?"  # greedy decoding loops on one question
+        return f"[action] Is it bigger than a {request.config.seed % 1000}-kilo box?"
+
+    async def play(retries: int) -> SessionRecord:
+        bench = GymBenchmark(
+            GymOptions(
+                env=["telepathy"],
+                train_episodes=0,
+                eval_episodes=1,
+                horizon=3,
+                repeat_retries=retries,
+            )
+        )
+        models = ModelRoles({"all": ScriptedAPI(responder=agent)})
+        user = bench.users(1, 0)[0]
+        return await bench.run_session(
+            bench.sessions(user, 1, 0)[0],
+            user,
+            Agent(models.get("agent")),
+            create_memory("none", models),
+            models,
+            condition=Condition(name="none", memory="none"),
+        )
+
+    record = await play(2)
+    moves = [e.move for e in record.events_of("reward")]
+    assert moves[0] == "[action] Is it an animal?"
+    assert len(set(moves)) == 3, "each repeat was replaced by a fresh sample"
+    assert record.outcome["resampled"] == 2 and len(record.usage) == 5
+    assert [e.move for e in (await play(2)).events_of("reward")] == moves, "seeded"
+    off = await play(0)
+    assert {e.move for e in off.events_of("reward")} == {"[action] Is it an animal?"}
+    assert off.outcome["resampled"] == 0 and len(off.usage) == 3
 
 
 def _rec(cond: str, env: str, reward: float, split: str = "eval", calls: int = 0) -> SessionRecord:

@@ -38,6 +38,10 @@ class GymOptions(BaseModel):
     """Held-out episodes per user, memory frozen (reported)."""
     horizon: int = Field(default=HORIZON, ge=1, le=64)
     """Agent turns per episode."""
+    repeat_retries: int = Field(default=2, ge=0)
+    """Ask the agent again (temperature 0.8, seeded) when its move repeats an ``[action]`` or
+    ``[search]`` it already made this episode, up to this many times per turn (0: never):
+    a small model decoding greedily otherwise loops on one move until the turns run out."""
     policy_chars: int = Field(default=1500, ge=0)
     """TauGym: characters of the condensed domain policy shown to the agent (0: none)."""
 
@@ -134,7 +138,7 @@ class GymBenchmark:
                 record.status = "error"
                 record.events.append(ErrorEvent(where="agent", message=str(exc)[:500]))
         record.usage = list(calls)
-        record.outcome = {
+        record.outcome |= {
             "env": gym.name,
             "trajectory_reward": gym.trajectory_reward,
             "success": gym.success,
@@ -142,6 +146,7 @@ class GymBenchmark:
             "horizon": gym.horizon,
             "episode_seed": spec.task["episode_seed"],
             "hidden": _jsonable(gym.hidden()),
+            "secrets": gym.secrets(),
         }
         record.finished_at = time.time()
         return record
@@ -171,18 +176,26 @@ class GymBenchmark:
         record.turns.append(Turn(index=0, speaker="user", text=history[0].content))
         gym.judge = models.get("judge")
         explore = spec.split == "train"
+        record.outcome["resampled"] = 0
         while not gym.done:
             recall = await memory.recall(ref, history)
             agent_turn = len(record.turns)
             if recall:
                 record.events.append(RecallEvent(turn=agent_turn, text=recall))
-            out = await agent.respond(
-                history,
-                instructions=gym.prompt(),
-                memory_context=context,
-                recall=recall,
-                config=_sampling(explore, spec.task["episode_seed"], gym.turn),
-            )
+            config = _sampling(explore, spec.task["episode_seed"], gym.turn)
+            for attempt in range(self.options.repeat_retries + 1):
+                if attempt:
+                    record.outcome["resampled"] += 1
+                    config = _resampling(spec.task["episode_seed"], gym.turn, attempt)
+                out = await agent.respond(
+                    history,
+                    instructions=gym.prompt(),
+                    memory_context=context,
+                    recall=recall,
+                    config=config,
+                )
+                if not gym.repeats(out.text):
+                    break
             move = gym.move_text(out.text)
             step = await gym.astep(out.text, models.get("user"))
             history += [
@@ -210,6 +223,15 @@ def _sampling(explore: bool, episode_seed: int, turn: int) -> GenerateConfig:
         return GenerateConfig(temperature=0.0, max_tokens=200)
     return GenerateConfig(
         temperature=1.0, max_tokens=200, seed=derive_seed(episode_seed, f"turn:{turn}")
+    )
+
+
+def _resampling(episode_seed: int, turn: int, attempt: int) -> GenerateConfig:
+    """A fresh sample for a move that repeated an earlier one (its own seed per attempt)."""
+    return GenerateConfig(
+        temperature=0.8,
+        max_tokens=200,
+        seed=derive_seed(episode_seed, f"turn:{turn}:repeat:{attempt}"),
     )
 
 

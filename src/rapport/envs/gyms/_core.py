@@ -145,6 +145,12 @@ class Gym:
         self._pending = action
         return action
 
+    def repeats(self, message: str) -> bool:
+        """Whether the message's move is an ``[action]``/``[search]`` already made this
+        episode (word for word, case and punctuation aside)."""
+        action = self.parse(message)
+        return action.kind in _SINGLE_LINE and (action.kind, normalize(action.text)) in self._made
+
     def move_text(self, message: str) -> str:
         """The agent's message as this gym read it: just the move it took (``[action] ...``),
         so that the conversation an agent sees next holds one clean move per turn rather than
@@ -208,6 +214,11 @@ class Gym:
     def hidden(self) -> dict[str, Any]:
         """The episode's hidden state (for scripted policies, tests and the run log)."""
         return {}
+
+    def secrets(self) -> list[str]:
+        """Names that give this episode's answer away (the entity, the gold answer): a
+        lesson that names one is of no use in another episode (default: none)."""
+        return []
 
     def _dispatch(self, action: Action) -> Step:
         if self.done:

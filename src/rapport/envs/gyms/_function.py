@@ -92,6 +92,9 @@ class FunctionGym(Gym):
             "test_value": self.f(self.test_input),
         }
 
+    def secrets(self) -> list[str]:
+        return [self.rule, f"f{self.test_input}"]
+
     def _act(self, text: str) -> Step:
         """A query: the first ``f(w, x, y, z)`` in the text (a value a model wrote after it,
         as in ``f(1, 2, 3, 4) = 5``, is ignored), else exactly four integers."""

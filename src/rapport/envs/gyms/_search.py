@@ -117,6 +117,9 @@ class SearchGym(Gym):
     def hidden(self) -> dict[str, Any]:
         return {"question": self.question, "answer": self.gold}
 
+    def secrets(self) -> list[str]:
+        return [self.gold]
+
     def _search(self, query: str) -> Step:
         hits = search(query)
         return Step("\n".join(f"- {h}" for h in hits) or "No results.")

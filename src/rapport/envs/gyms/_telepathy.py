@@ -68,6 +68,9 @@ class TelepathyGym(Gym):
     def hidden(self) -> dict[str, Any]:
         return {"entity": self.target.name, "attributes": sorted(self.target.attributes)}
 
+    def secrets(self) -> list[str]:
+        return [self.target.name]
+
     def mentioned(self, question: str) -> list[str]:
         """The catalogue attributes a question mentions."""
         tokens = words(question)

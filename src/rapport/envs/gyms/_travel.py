@@ -118,6 +118,9 @@ class TravelGym(Gym):
     def hidden(self) -> dict[str, Any]:
         return {"weights": self.weights, "best": self.ranking[0].id}
 
+    def secrets(self) -> list[str]:
+        return [self.ranking[0].id]
+
     def _search(self, query: str) -> Step:
         return Step(f"Hotels in {self.city}:\n" + "\n".join(h.line() for h in self.hotels))
 

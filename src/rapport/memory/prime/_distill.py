@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -74,6 +75,26 @@ class Distillation(BaseModel):
     experiences: list[DistilledText] = Field(min_length=1, max_length=3)
 
 
+class Lessons(BaseModel):
+    """The model's lessons for the key turns, in order (the log supplies the rest)."""
+
+    lessons: list[Annotated[str, Field(max_length=200)]] = Field(min_length=1, max_length=3)
+
+
+Fields = Literal["lesson", "all"]
+"""What the distiller writes: ``lesson`` (lessons only; situation, action and outcome come
+from the log) or ``all`` (every field, in its own words, and preconditions)."""
+
+
+_NOTE = re.compile(r"\n\([^\n]*\)")
+"""A note a gym appends to its reply (turns left, a repeated move)."""
+
+
+def _flat(text: str, n: int = 300) -> str:
+    """One line, clipped."""
+    return _clip(" ".join(text.split()), n)
+
+
 def _clip(text: str, n: int = 300) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
@@ -85,17 +106,20 @@ def distill_prompt(
     reward: float,
     zone: str,
     hidden: dict[str, Any] | None = None,
+    fields: Fields = "all",
 ) -> list[Message]:
     """The distillation prompt for a trajectory and its key turns.
 
     ``hidden``: what the environment kept hidden (the rule, the entity, the user's intent),
     shown to the distiller after the episode so that its lessons can say what would have
-    found it; None leaves it out.
+    found it; None leaves it out. ``fields``: the prompt asking for every field (``all``)
+    or for lessons only (``lesson``). Both list what the log shows (`episode_facts`).
     """
     turns = "\n".join(
-        f"[turn {steps[k].turn + 1}] state: {_clip(steps[k].state)}\n  action: "
-        f"{_clip(steps[k].action)}\n  reward: {steps[k].reward:+.2f}\n  observation: "
-        f"{_clip(steps[k].observation)}"
+        f"[turn {steps[k].turn + 1}] state: {_flat(steps[k].state)}\n  action: "
+        f"{_flat(steps[k].action)}\n  reward: {steps[k].reward:+.2f}\n  observation: "
+        f"{_flat(steps[k].observation)}"
+        + "".join(f"\n  note: {note}" for note in turn_notes(steps, k))
         for k in keys
     )
     episode = "\n".join(
@@ -109,9 +133,11 @@ def distill_prompt(
         if hidden
         else ""
     )
+    facts = "\n".join(f"- {fact}" for fact in episode_facts(steps, reward))
     text = render(
-        "distill",
+        "distill" if fields == "all" else "distill_lessons",
         env=env,
+        facts=facts or "- nothing unusual",
         reward=f"{reward:.2f}",
         zone=zone,
         zone_meaning=meaning,
@@ -122,6 +148,84 @@ def distill_prompt(
         turns=turns,
     )
     return [Message(role="user", content=text)]
+
+
+def move_kind(move: str) -> str:
+    """``action``, ``search``, ``answer``, ``finish`` or ``invalid``: what `move_gist` read."""
+    gist = move_gist(move)
+    if gist == "(no valid move)":
+        return "invalid"
+    tag = re.match(r"\[(search|answer|finish)\]", gist)
+    return tag.group(1) if tag else "action"
+
+
+def _times(n: int) -> str:
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def turn_notes(steps: list[Exploration], i: int) -> list[str]:
+    """What code can tell about one move: an answer before any question, a repeat of an
+    earlier move, an unreadable message, a reply of "unsure", the reward it earned, the
+    turn limit."""
+    kinds = [move_kind(s.action) for s in steps[: i + 1]]
+    step, kind, notes = steps[i], kinds[i], []
+    if kind == "invalid":
+        notes.append("this message was not a valid move, so the turn was lost")
+    if kind == "answer":
+        asked = sum(k in ("action", "search") for k in kinds[:i])
+        if not asked:
+            notes.append("you answered before asking or querying anything")
+        wrong = kinds[:i].count("answer")
+        if wrong:
+            notes.append(f"you had already answered {_times(wrong)}")
+    if kind in ("action", "search"):
+        gist = move_gist(step.action)
+        earlier = [s.turn + 1 for s in steps[:i] if move_gist(s.action) == gist]
+        if earlier:
+            notes.append(f"you had made this exact move at turn {earlier[0]}: nothing new")
+        if step.observation.strip().lower().startswith("unsure"):
+            notes.append("the reply was unsure: the question could not be answered yes or no")
+    if step.reward > 0:
+        notes.append(f"this move earned reward {step.reward:.2f}")
+    if "turn limit" in step.observation.lower():
+        notes.append("this was the last turn: the episode ran out of turns")
+    return notes
+
+
+def episode_facts(steps: list[Exploration], reward: float) -> list[str]:
+    """What code can tell about how an episode went, for the distiller to build on: an
+    answer before any question, repeated and unreadable moves, answers given, rewarded
+    turns, running out of turns."""
+    kinds = [move_kind(s.action) for s in steps]
+    facts = []
+    asks = [i for i, kind in enumerate(kinds) if kind in ("action", "search")]
+    answers = kinds.count("answer")
+    if kinds and kinds[0] == "answer":
+        facts.append("Your first move was an answer, given before any question or query.")
+    elif not asks:
+        facts.append("You never asked or queried anything.")
+    seen: dict[str, int] = {}
+    for i in asks:
+        gist = move_gist(steps[i].action)
+        seen[gist] = seen.get(gist, 0) + 1
+    repeats = sum(n - 1 for n in seen.values())
+    if repeats:
+        worst = max(seen, key=lambda g: seen[g])
+        most = f"`{worst}` {_times(seen[worst])}"
+        facts.append(f"You repeated earlier moves {_times(repeats)} ({most}).")
+    invalid = kinds.count("invalid")
+    if invalid:
+        facts.append(f"{invalid} of your {len(kinds)} messages were not a valid move.")
+    if answers > 1:
+        facts.append(f"You gave {answers} answers.")
+    for s in steps:
+        if s.reward > 0:
+            facts.append(f"Turn {s.turn + 1} earned reward {s.reward:.2f} ({move_gist(s.action)}).")
+    if steps and "turn limit" in steps[-1].observation.lower():
+        facts.append(f"The episode ran out of turns after {len(steps)} moves.")
+    if reward >= 0.7:
+        facts.append(f"The episode succeeded with reward {reward:.2f}.")
+    return facts
 
 
 def _reveal(hidden: dict[str, Any], limit: int = 400) -> str:
@@ -138,6 +242,17 @@ def _key(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(".")
 
 
+def names_any(text: str, names: list[str]) -> bool:
+    """Whether ``text`` contains one of ``names`` as whole words (case and punctuation aside;
+    a plural ``s`` counts)."""
+    padded = f" {' '.join(re.findall(r'[a-z0-9]+', text.lower()))} "
+    for name in names:
+        form = " ".join(re.findall(r"[a-z0-9]+", name.lower()))
+        if form and (f" {form} " in padded or f" {form}s " in padded):
+            return True
+    return False
+
+
 def _distinct(items: list[str]) -> list[str]:
     """Non-empty items, first of each (case- and space-insensitive) kept."""
     seen, out = set(), []
@@ -147,6 +262,29 @@ def _distinct(items: list[str]) -> list[str]:
             seen.add(key)
             out.append(item.strip())
     return out
+
+
+def grounded(steps: list[Exploration], key: int, reward: float) -> tuple[str, str, str]:
+    """Situation, action and outcome of a key turn, written from the log.
+
+    The situation reads after "When" (``you have made 2 moves; the last, ..., got: ...``);
+    the action is the move the environment read; the outcome its reply and the episode's
+    reward.
+    """
+    before, step = steps[:key], steps[key]
+    if before:
+        last = before[-1]
+        reply = _clip(" ".join(_NOTE.sub("", last.observation).split()), 80)
+        plural = "s" if len(before) > 1 else ""
+        situation = (
+            f"you have made {len(before)} move{plural}; "
+            f"the last, {move_gist(last.action)}, got: {reply}"
+        )
+    else:
+        situation = "you have made no move yet"
+    reply = _clip(" ".join(step.observation.split()), 150)
+    outcome = f"{reply} (episode reward {reward:.2f})"
+    return situation, _clip(" ".join(step.action.split()), 150), outcome
 
 
 async def distill(
@@ -159,13 +297,18 @@ async def distill(
     k: int = 3,
     reveal_hidden: bool = True,
     known: set[str] | None = None,
+    fields: Fields = "lesson",
 ) -> list[Experience]:
     """Experiences from one episode (one memory-model call; stage/zone/conditions by code).
 
     ``reveal_hidden``: show the distiller what the episode kept hidden (``outcome["hidden"]``).
     ``known``: lessons already in the library for this environment; an experience whose
-    lesson is empty, one of those, or a repeat of an earlier one in this batch is dropped.
-    Repeated preconditions are merged.
+    lesson is empty, one of those, a repeat of an earlier one in this batch, or one that
+    names the episode's answer (``outcome["secrets"]``: the entity, the gold answer) is
+    dropped.
+    Repeated preconditions are merged. ``fields``: ``lesson`` has the model write lessons and
+    preconditions while situation, action and outcome come from the log (`grounded`): what a
+    small model writes for those is often wrong; ``all`` has it write every field.
     """
     steps = explorations(record)
     if not steps:
@@ -177,17 +320,34 @@ async def distill(
     keys = key_turns([s.reward for s in steps], trajectory_reward=reward, method=credit, k=k)
     zone = zone_of(reward)
     hidden = record.outcome.get("hidden") if reveal_hidden else None
-    out = await model.generate(
-        distill_prompt(
-            env, steps, keys, reward, zone, hidden if isinstance(hidden, dict) else None
-        ),
-        schema=Distillation,
-        config=GenerateConfig(max_tokens=700),
+    prompt = distill_prompt(
+        env, steps, keys, reward, zone, hidden if isinstance(hidden, dict) else None, fields
     )
+    config = GenerateConfig(max_tokens=700)
+    written: list[tuple[str, str, str, str, list[str]]] = []
+    if fields == "all":
+        out = await model.generate(prompt, schema=Distillation, config=config)
+        written = [
+            (t.situation, t.action, t.outcome, t.lesson, t.preconditions)
+            for t in out.parsed.experiences
+        ]
+    else:
+        out = await model.generate(prompt, schema=Lessons, config=config)
+        written = [
+            (*grounded(steps, key, reward), lesson, [])
+            for key, lesson in zip(keys, out.parsed.lessons, strict=False)
+        ]
+    secrets = [str(x) for x in record.outcome.get("secrets") or []]
     made: list[Experience] = []
-    for key, text, exp_id in zip(keys, out.parsed.experiences, library_ids, strict=False):
-        lesson = _key(text.lesson)
-        if not lesson or lesson in known or any(_key(e.lesson) == lesson for e in made):
+    for key, text, exp_id in zip(keys, written, library_ids, strict=False):
+        situation, action, outcome, lesson_text, preconditions = text
+        lesson = _key(lesson_text)
+        if (
+            not lesson
+            or lesson in known
+            or any(_key(e.lesson) == lesson for e in made)
+            or names_any(lesson_text, secrets)
+        ):
             continue
         step = steps[key]
         stage = stage_of(step.turn, horizon)
@@ -195,17 +355,17 @@ async def distill(
         made.append(
             Experience(
                 id=exp_id,
-                situation=text.situation,
-                action=text.action,
-                outcome=text.outcome,
-                lesson=text.lesson,
+                situation=situation,
+                action=action,
+                outcome=outcome,
+                lesson=lesson_text.strip(),
                 stage=stage,
                 zone=zone,
                 state=compact_situation(env, stage, before),
                 conditions=Conditions(
                     envs=[env],
                     turn_range=(step.turn, step.turn),
-                    preconditions=_distinct(text.preconditions),
+                    preconditions=_distinct(preconditions),
                 ),
                 created_iteration=iteration,
                 provenance=[

@@ -15,7 +15,7 @@ from rapport.log import MemoryItem, MemoryState, SessionRecord
 from rapport.memory import BaseMemory, Embedder, SessionInfo, UserRef, get_embedder
 
 from ._credit import Credit, stage_of
-from ._distill import distill
+from ._distill import Fields, distill
 from ._evolve import EvolutionSettings, evolve_once
 from ._library import ExperienceLibrary
 from ._select import select, zone_prompt
@@ -31,6 +31,9 @@ class PrimeOptions(BaseModel):
     reveal_hidden: bool = True
     """Show the distiller what a finished train episode kept hidden (the rule, the entity,
     the user's intent), so lessons can say what would have found it."""
+    distill_fields: Fields = "lesson"
+    """``lesson``: the distiller writes lessons and preconditions, and each experience's
+    situation, action and outcome are taken from the log; ``all``: it writes every field."""
     select_k: int = Field(default=3, ge=1)
     """Experiences the selection model may pick per turn."""
     max_candidates: int = Field(default=20, ge=1)
@@ -169,6 +172,7 @@ class PrimeMemory(BaseMemory):
             credit=self.settings.credit,
             k=self.settings.key_turns,
             reveal_hidden=self.settings.reveal_hidden,
+            fields=self.settings.distill_fields,
             known={
                 e.lesson
                 for e in self.library.active()
