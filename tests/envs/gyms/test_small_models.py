@@ -181,3 +181,16 @@ def test_a_function_query_with_a_guessed_value_after_it_is_still_a_query() -> No
     assert step.observation.startswith(f"f(1, 2, 3, 4) = {gym.f((1, 2, 3, 4))}")
     assert gym.step("[action] 0 0 1 0").observation.startswith("f(0, 0, 1, 0) = ")
     assert gym.step("[action] f(1, 2) = 3").observation.startswith("Query with four integers")
+
+
+def test_one_query_written_two_ways_is_one_move() -> None:
+    gym = FunctionGym()
+    gym.reset(2)
+    assert gym.move_text("[action] f(1, 2, 3, 4) = 5") == "[action] f(1, 2, 3, 4)"
+    assert gym.move_text("[action] Let me try 1, 2, 3 and 4") == "[action] f(1, 2, 3, 4)"
+    assert gym.move_text("[action] f(1, 2)") == "[action] f(1, 2)", "unreadable: as written"
+    assert not gym.repeats("[action] f(1, 2, 3, 4) = 5")
+    gym.step("[action] f(1, 2, 3, 4) = 5")
+    assert gym.repeats("[action] f(1,2,3,4) = 10") and gym.repeats("f(1, 2, 3, 4)")
+    again = gym.step("[action] f(1, 2, 3, 4) = 10")
+    assert "(You made this exact move before" in again.observation

@@ -138,10 +138,12 @@ class Gym:
         return self._finish_step(self._dispatch(self.parse(message)))
 
     def parse(self, message: str) -> Action:
-        """`parse_action`, then the gym's own reading of an untagged message (if any)."""
+        """`parse_action`, then the gym's own reading of an untagged message (if any), in
+        the gym's canonical form (see `_canonical`)."""
         action = parse_action(message)
         if action.kind == "invalid":
             action = self._coerce(message) or action
+        action = self._canonical(action)
         self._pending = action
         return action
 
@@ -261,6 +263,12 @@ class Gym:
     def _coerce(self, message: str) -> Action | None:
         """The move an untagged message plainly means in this gym, or None (default)."""
         return None
+
+    def _canonical(self, action: Action) -> Action:
+        """The move as the gym will take it, without what it ignores (default: as is), so
+        that two messages making the same move are seen as a repeat and the agent's history
+        shows what was taken."""
+        return action
 
     def _act(self, text: str) -> Step:
         return self._no_such_move("action")

@@ -98,11 +98,15 @@ class FunctionGym(Gym):
     def _act(self, text: str) -> Step:
         """A query: the first ``f(w, x, y, z)`` in the text (a value a model wrote after it,
         as in ``f(1, 2, 3, 4) = 5``, is ignored), else exactly four integers."""
-        call = re.search(_CALL, text)
-        nums = [int(n) for n in (call.groups() if call else _NUM.findall(text))]
-        if len(nums) != 4 or any(abs(n) > 1000 for n in nums):
+        nums = _query_args(text)
+        if nums is None:
             return Step("Query with four integers (|x| <= 1000), e.g. [action] f(1, 2, 3, 4).")
-        return Step(f"f({', '.join(map(str, nums))}) = {self.f(tuple(nums))}")
+        return Step(f"f({', '.join(map(str, nums))}) = {self.f(nums)}")
+
+    def _canonical(self, action: Action) -> Action:
+        """A readable query as ``f(w, x, y, z)``: what the model wrote around it is ignored."""
+        nums = _query_args(action.text) if action.kind == "action" else None
+        return Action("action", f"f({', '.join(map(str, nums))})") if nums else action
 
     def _answer(self, text: str) -> Step:
         rule_ok, value_ok = self._rule_matches(text), self._value_matches(text)
@@ -147,3 +151,11 @@ class FunctionGym(Gym):
             if args == self.test_input:
                 return int(call.group(5)) == self.f(self.test_input)
         return False
+
+
+def _query_args(text: str) -> tuple[int, ...] | None:
+    """The four integers a query names (its first ``f(...)`` call, else all integers in
+    it), or None when it does not name exactly four of at most 1000 in size."""
+    call = re.search(_CALL, text)
+    nums = tuple(int(n) for n in (call.groups() if call else _NUM.findall(text)))
+    return nums if len(nums) == 4 and all(abs(n) <= 1000 for n in nums) else None
