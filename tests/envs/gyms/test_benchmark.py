@@ -9,7 +9,7 @@ from rapport.agents import Agent
 from rapport.envs import Condition, create_benchmark
 from rapport.envs.gyms import GymBenchmark, GymOptions, report_tables
 from rapport.llm import ModelCall, ModelRoles, Request, ScriptedAPI
-from rapport.log import ExperimentConfig, SessionRecord
+from rapport.log import ExperimentConfig, RecallEvent, SessionRecord
 from rapport.memory import create_memory
 
 
@@ -134,7 +134,15 @@ def test_report_tables_show_percent_over_the_raw_model_and_library_cost() -> Non
         _rec("prime", "search", 0.25),
         _rec("prime", "search", 1.0, split="train", calls=4),
     ]
-    rewards, cost = report_tables(records)
+    records[1].outcome |= {"success": True, "turns_used": 4, "resampled": 3}
+    records[1].events.append(RecallEvent(turn=1, text="Warnings (avoid this): ..."))
+    rewards, behaviour, cost = report_tables(records)
+    assert behaviour.rows == [
+        ["function", "none", 1, "0%", "0.0", "0.0", "0.0"],
+        ["function", "prime", 1, "100%", "4.0", "3.0", "1.0"],
+        ["search", "none", 1, "0%", "0.0", "0.0", "0.0"],
+        ["search", "prime", 1, "0%", "0.0", "0.0", "0.0"],
+    ]
     assert rewards.columns == ["env", "none", "prime"]
     assert rewards.rows == [
         ["function", "0.200", "0.300 (+50%)"],

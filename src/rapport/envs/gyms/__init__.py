@@ -10,7 +10,7 @@ from ._intention import IntentionGym
 from ._persuade import PersuadeGym
 from ._policy import condense_policy
 from ._registry import GYMS, UnknownGymError, gymnasium_env, make_gym
-from ._report import cost_table, report_tables, reward_table
+from ._report import behaviour_table, cost_table, report_tables, reward_table
 from ._search import SearchGym
 from ._tau import TauGym
 from ._telepathy import TelepathyGym
@@ -34,6 +34,7 @@ __all__ = [
     "TravelGym",
     "TurtleGym",
     "UnknownGymError",
+    "behaviour_table",
     "condense_policy",
     "cost_table",
     "gymnasium_env",

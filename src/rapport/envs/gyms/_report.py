@@ -72,6 +72,35 @@ def cost_table(records: Iterable[SessionRecord]) -> Any:
     )
 
 
+def behaviour_table(records: Iterable[SessionRecord]) -> Any:
+    """How eval episodes went per env and method: episodes, success rate, turns used,
+    repeated moves sampled again, and retrieved memory per episode."""
+    groups: dict[tuple[str, str], list[SessionRecord]] = defaultdict(list)
+    for r in records:
+        if r.split == "eval" and r.status == "ok":
+            groups[(str(r.outcome.get("env", "?")), r.condition)].append(r)
+    rows = []
+    for env, method in sorted(groups, key=lambda k: (k[0], k[1] != BASELINE, k[1])):
+        rs = groups[(env, method)]
+        rows.append(
+            [
+                env,
+                method,
+                len(rs),
+                f"{fmean(float(bool(r.outcome.get('success'))) for r in rs):.0%}",
+                f"{fmean(float(r.outcome.get('turns_used', 0)) for r in rs):.1f}",
+                f"{fmean(float(r.outcome.get('resampled', 0)) for r in rs):.1f}",
+                f"{fmean(float(len(r.events_of('recall'))) for r in rs):.1f}",
+            ]
+        )
+    return _table(
+        "Eval episodes: how they went",
+        ["env", "method", "episodes", "solved", "turns", "repeats re-asked", "recalls"],
+        rows,
+    )
+
+
 def report_tables(records: list[SessionRecord]) -> list[Any]:
-    """The gym benchmark's tables: reward by env x method, and the library-building cost."""
-    return [reward_table(records), cost_table(records)]
+    """The gym benchmark's tables: reward by env x method, how eval episodes went, and the
+    library-building cost."""
+    return [reward_table(records), behaviour_table(records), cost_table(records)]
