@@ -123,6 +123,19 @@ async def test_evolve_once_replaces_a_mutated_experience_and_bumps_the_version()
     parent = lib.experiences[child.parents[0]]
     assert parent.superseded_by == child.id and not parent.active
     assert child.provenance == parent.provenance
+    assert child.situation == "sharper situation"
+
+    lib = library([exp(i, uses=1, poor_uses=1) for i in range(40)])
+    kept = EvolutionSettings(keep_log_fields=True)
+    result = await evolve_once(lib, model, random.Random(1), kept)
+    child = lib.experiences[result.added[0]]
+    parent = lib.experiences[child.parents[0]]
+    assert child.lesson == "narrow down early"
+    assert (child.situation, child.action, child.outcome) == (
+        parent.situation,
+        parent.action,
+        parent.outcome,
+    ), "the log's fields stay; only the lesson is rewritten"
 
 
 async def test_generalization_opens_the_experience_to_any_environment() -> None:

@@ -32,6 +32,10 @@ class EvolutionSettings:
     min_success: float = 0.3
     general_success: float = 0.7
     max_pairs: int = 200
+    keep_log_fields: bool = False
+    """A mutation rewrites only the lesson, keeping the situation, action and outcome the
+    log wrote (PRIME's ``distill_fields: lesson``); generalization and crossover write new
+    ones either way."""
 
 
 def meta_temperature(iteration: int, s: EvolutionSettings) -> float:
@@ -143,8 +147,13 @@ def operation_prompt(op: Operation, library: ExperienceLibrary) -> str:
     )
 
 
-def child_of(op: Operation, library: ExperienceLibrary, text: Rewrite) -> Experience:
-    """The new experience an operation yields (its parents get ``superseded_by``)."""
+def child_of(
+    op: Operation, library: ExperienceLibrary, text: Rewrite, *, keep_log_fields: bool = False
+) -> Experience:
+    """The new experience an operation yields (its parents get ``superseded_by``).
+
+    ``keep_log_fields``: a mutation takes only the new lesson (see `EvolutionSettings`).
+    """
     parents = [library.experiences[t] for t in op.targets]
     first = parents[0]
     envs = sorted({env for p in parents for env in p.conditions.envs})
@@ -152,10 +161,13 @@ def child_of(op: Operation, library: ExperienceLibrary, text: Rewrite) -> Experi
         envs = [ANY_ENV]
     lo = min(p.conditions.turn_range[0] for p in parents)
     hi = max(p.conditions.turn_range[1] for p in parents)
+    written = text.model_dump()
+    if keep_log_fields and op.operator == "mutation":
+        written = {"lesson": text.lesson}
     return first.model_copy(
         deep=True,
         update={
-            **text.model_dump(),
+            **written,
             "id": library.new_id(),
             "origin": op.operator,
             "parents": list(op.targets),
@@ -201,7 +213,7 @@ async def evolve_once(
         except ModelError as exc:
             result.failed.append(f"{op.operator} {op.targets}: {exc}")
             continue
-        child = child_of(op, library, out.parsed)
+        child = child_of(op, library, out.parsed, keep_log_fields=s.keep_log_fields)
         for t in op.targets:
             library.experiences[t].superseded_by = child.id
         library.add(child)

@@ -72,7 +72,10 @@ class PrimeMemory(BaseMemory):
     ) -> None:
         super().__init__(models, **options)
         self.settings = PrimeOptions.model_validate(options)
-        self.evolution = EvolutionSettings(iterations=self.settings.iterations)
+        self.evolution = EvolutionSettings(
+            iterations=self.settings.iterations,
+            keep_log_fields=self.settings.distill_fields == "lesson",
+        )
         self._embedder = embedder
         self.library = (
             ExperienceLibrary.load(self.settings.library_path)
