@@ -24,6 +24,7 @@ from rapport.memory.prime import (
     episode_facts,
     library_from_state,
     names_any,
+    quotes,
     turn_notes,
 )
 
@@ -289,7 +290,9 @@ def test_a_prompt_line_reads_as_one_sentence() -> None:
         stage="completion",
         zone="warning",
     )
-    assert e.line() == "When the user has said no twice: Asked again. Guess now."
+    assert e.line() == (
+        "When the user has said no twice: Asked again (the episode failed). Guess now."
+    )
     assert e.model_copy(update={"situation": "TV is off"}).line().startswith("When TV is off:")
 
 
@@ -372,3 +375,10 @@ def test_a_lesson_that_names_the_answer_is_recognized() -> None:
     assert not names_any("Ask whether it is a bear.", ["polar bear"])
     assert not names_any("Ask about pineapple.", ["apple"])
     assert not names_any("anything", [""])
+
+
+def test_a_lesson_that_parrots_the_environment_is_recognized() -> None:
+    reply = "Query with four integers (|x| <= 1000), e.g. [action] f(1, 2, 3, 4)."
+    assert quotes("Do not query with four integers (|x| <= 1000), e.g. f(1, 2, 3, 4)", [reply])
+    assert not quotes("Query with four different integers each time.", [reply])
+    assert not quotes("Query", [reply]) and not quotes("anything at all here", [])

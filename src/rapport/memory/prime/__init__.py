@@ -22,6 +22,7 @@ from ._distill import (
     explorations,
     grounded,
     names_any,
+    quotes,
     turn_notes,
 )
 from ._evolve import (
@@ -72,6 +73,7 @@ __all__ = [
     "move_gist",
     "names_any",
     "prune_ids",
+    "quotes",
     "reward_to_go",
     "select",
     "situation_text",

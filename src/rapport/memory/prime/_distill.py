@@ -253,6 +253,25 @@ def names_any(text: str, names: list[str]) -> bool:
     return False
 
 
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def quotes(text: str, sources: list[str], n: int = 6) -> bool:
+    """Whether ``text`` repeats ``n`` or more words in a row from one of ``sources``: a small
+    model's "lesson" that parrots the environment's reply (a format error message, a hint)
+    instead of saying what to do."""
+    own = _tokens(text)
+    runs = {tuple(own[i : i + n]) for i in range(len(own) - n + 1)}
+    if not runs:
+        return False
+    for source in sources:
+        words = _tokens(source)
+        if any(tuple(words[i : i + n]) in runs for i in range(len(words) - n + 1)):
+            return True
+    return False
+
+
 def _distinct(items: list[str]) -> list[str]:
     """Non-empty items, first of each (case- and space-insensitive) kept."""
     seen, out = set(), []
@@ -303,9 +322,9 @@ async def distill(
 
     ``reveal_hidden``: show the distiller what the episode kept hidden (``outcome["hidden"]``).
     ``known``: lessons already in the library for this environment; an experience whose
-    lesson is empty, one of those, a repeat of an earlier one in this batch, or one that
-    names the episode's answer (``outcome["secrets"]``: the entity, the gold answer) is
-    dropped.
+    lesson is empty, one of those, a repeat of an earlier one in this batch, one that
+    names the episode's answer (``outcome["secrets"]``: the entity, the gold answer) or one
+    that copies a run of words from the environment's replies (`quotes`) is dropped.
     Repeated preconditions are merged. ``fields``: ``lesson`` has the model write lessons and
     preconditions while situation, action and outcome come from the log (`grounded`): what a
     small model writes for those is often wrong; ``all`` has it write every field.
@@ -338,6 +357,7 @@ async def distill(
             for key, lesson in zip(keys, out.parsed.lessons, strict=False)
         ]
     secrets = [str(x) for x in record.outcome.get("secrets") or []]
+    replies = [s.observation for s in steps]
     made: list[Experience] = []
     for key, text, exp_id in zip(keys, written, library_ids, strict=False):
         situation, action, outcome, lesson_text, preconditions = text
@@ -347,6 +367,7 @@ async def distill(
             or lesson in known
             or any(_key(e.lesson) == lesson for e in made)
             or names_any(lesson_text, secrets)
+            or quotes(lesson_text, replies)
         ):
             continue
         step = steps[key]

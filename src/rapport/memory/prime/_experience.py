@@ -9,6 +9,12 @@ from rapport.log import Provenance
 from ._credit import Stage, Zone
 
 ANY_ENV = "*"
+RESULT = {
+    "golden": "the episode succeeded",
+    "warning": "the episode failed",
+    "preference": "the episode partly succeeded",
+}
+"""How a prompt line says what came of the episode an experience was learned in."""
 
 
 class Conditions(BaseModel):
@@ -78,11 +84,11 @@ class Experience(BaseModel):
         return f"{envs}, {self.stage} stage. Known so far: {self.situation.rstrip('.')}. {pre}"
 
     def line(self) -> str:
-        """One prompt line."""
+        """One prompt line: when, what was done and how the episode ended, the lesson."""
         when = self.situation.rstrip(".")
         if when[:2].istitle():  # "The agent ..." -> "the agent ...", but not "TV ..."
             when = when[0].lower() + when[1:]
-        return f"When {when}: {self.action.rstrip('.')}. {self.lesson}"
+        return f"When {when}: {self.action.rstrip('.')} ({RESULT[self.zone]}). {self.lesson}"
 
     def markdown(self) -> str:
         """A readable Markdown block."""
