@@ -194,3 +194,15 @@ def test_one_query_written_two_ways_is_one_move() -> None:
     assert gym.repeats("[action] f(1,2,3,4) = 10") and gym.repeats("f(1, 2, 3, 4)")
     again = gym.step("[action] f(1, 2, 3, 4) = 10")
     assert "(You made this exact move before" in again.observation
+
+
+def test_an_answer_is_taken_as_its_rule_and_value() -> None:
+    gym = FunctionGym()
+    gym.reset(2)
+    x = gym.test_input
+    rambling = f"[answer] rule: {gym.rule}; value: {gym.f(x)} Now we query f(1, 2, 3, 4):"
+    assert gym.move_text(rambling) == f"[answer] rule: {gym.rule}; value: {gym.f(x)}"
+    stated = f"[answer] f(a, b, c, d) = {gym.rule}\nSo f{x} = {gym.f(x)}."
+    assert gym.move_text(stated) == f"[answer] rule: {gym.rule}; value: {gym.f(x)}"
+    assert gym.move_text("[answer] I do not know") == "[answer] I do not know"
+    assert gym.step(rambling).info == {"rule_ok": True, "value_ok": True, "turn": 0}

@@ -104,9 +104,18 @@ class FunctionGym(Gym):
         return Step(f"f({', '.join(map(str, nums))}) = {self.f(nums)}")
 
     def _canonical(self, action: Action) -> Action:
-        """A readable query as ``f(w, x, y, z)``: what the model wrote around it is ignored."""
-        nums = _query_args(action.text) if action.kind == "action" else None
-        return Action("action", f"f({', '.join(map(str, nums))})") if nums else action
+        """A readable query as ``f(w, x, y, z)`` and an answer as ``rule: ...; value: N``:
+        what the model wrote around them is ignored (and scored the same)."""
+        if action.kind == "action":
+            nums = _query_args(action.text)
+            return Action("action", f"f({', '.join(map(str, nums))})") if nums else action
+        if action.kind != "answer":
+            return action
+        rule = _RULE.search(action.text)
+        value = self._stated_value(action.text)
+        parts = [f"rule: {rule.group(1).strip()}"] if rule else []
+        parts += [f"value: {value}"] if value is not None else []
+        return Action("answer", "; ".join(parts)) if parts else action
 
     def _answer(self, text: str) -> Step:
         rule_ok, value_ok = self._rule_matches(text), self._value_matches(text)
@@ -143,14 +152,18 @@ class FunctionGym(Gym):
 
     def _value_matches(self, text: str) -> bool:
         """``value: N``, or ``f(<the test input>) = N``."""
+        value = self._stated_value(text)
+        return value is not None and value == self.f(self.test_input)
+
+    def _stated_value(self, text: str) -> int | None:
+        """The test value an answer states: ``value: N``, or ``f(<the test input>) = N``."""
         match = re.search(r"value\s*:\s*(-?\d+)", text, re.IGNORECASE)
         if match:
-            return int(match.group(1)) == self.f(self.test_input)
+            return int(match.group(1))
         for call in re.finditer(_CALL + r"\s*=\s*(-?\d+)", text):
-            args = tuple(int(call.group(i)) for i in range(1, 5))
-            if args == self.test_input:
-                return int(call.group(5)) == self.f(self.test_input)
-        return False
+            if tuple(int(call.group(i)) for i in range(1, 5)) == self.test_input:
+                return int(call.group(5))
+        return None
 
 
 def _query_args(text: str) -> tuple[int, ...] | None:
