@@ -382,3 +382,33 @@ def test_a_lesson_that_parrots_the_environment_is_recognized() -> None:
     assert quotes("Do not query with four integers (|x| <= 1000), e.g. f(1, 2, 3, 4)", [reply])
     assert not quotes("Query with four different integers each time.", [reply])
     assert not quotes("Query", [reply]) and not quotes("anything at all here", [])
+
+
+async def test_a_turns_recall_goes_into_the_system_prompt_unless_asked_otherwise() -> None:
+    async def agent_prompts(**options: object) -> list[list[Message]]:
+        api = ScriptedAPI(responder=responder)
+        models = ModelRoles({"all": api})
+        memory = prime(models)
+        bench = GymBenchmark(
+            GymOptions(env=["function"], train_episodes=2, eval_episodes=1, horizon=4, **options)
+        )
+        user = bench.users(1, seed=0)[0]
+        for spec in bench.sessions(user, 0, seed=0):
+            record = await bench.run_session(
+                spec,
+                user,
+                Agent(models.get("agent")),
+                memory,
+                models,
+                condition=Condition(name="prime", memory="prime"),
+            )
+            if spec.learn:
+                await memory.learn(user.ref(), record)
+        return [r.messages for r in api.requests if not r.json_schema and not r.tools]
+
+    recalled = [m for m in await agent_prompts() if "Notes relevant right now" in m[0].content]
+    assert recalled and all(m[-1].role != "system" for m in recalled)
+    assert "Warnings (avoid this):" in recalled[0][0].content
+    after = [m for m in await agent_prompts(recall_in="turn") if m[-1].role == "system"]
+    assert after and after[0][-1].content.startswith("Notes relevant right now:")
+    assert all("Notes relevant" not in m[0].content for m in after)
