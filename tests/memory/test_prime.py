@@ -6,6 +6,7 @@ import json
 import re
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -67,9 +68,11 @@ def roles(name: str = "scripted/a") -> ModelRoles:
     return ModelRoles({"all": ScriptedAPI(responder=responder, name=name)})
 
 
-async def run_all(memory: PrimeMemory, models: ModelRoles, train: int = 2) -> list[SessionRecord]:
+async def run_all(
+    memory: PrimeMemory, models: ModelRoles, train: int = 2, **options: Any
+) -> list[SessionRecord]:
     bench = GymBenchmark(
-        GymOptions(env=["function"], train_episodes=train, eval_episodes=1, horizon=4)
+        GymOptions(env=["function"], train_episodes=train, eval_episodes=1, horizon=4, **options)
     )
     user = bench.users(1, seed=0)[0]
     records = []
@@ -385,25 +388,10 @@ def test_a_lesson_that_parrots_the_environment_is_recognized() -> None:
 
 
 async def test_a_turns_recall_goes_into_the_system_prompt_unless_asked_otherwise() -> None:
-    async def agent_prompts(**options: object) -> list[list[Message]]:
+    async def agent_prompts(**options: Any) -> list[list[Message]]:
         api = ScriptedAPI(responder=responder)
         models = ModelRoles({"all": api})
-        memory = prime(models)
-        bench = GymBenchmark(
-            GymOptions(env=["function"], train_episodes=2, eval_episodes=1, horizon=4, **options)
-        )
-        user = bench.users(1, seed=0)[0]
-        for spec in bench.sessions(user, 0, seed=0):
-            record = await bench.run_session(
-                spec,
-                user,
-                Agent(models.get("agent")),
-                memory,
-                models,
-                condition=Condition(name="prime", memory="prime"),
-            )
-            if spec.learn:
-                await memory.learn(user.ref(), record)
+        await run_all(prime(models), models, **options)
         return [r.messages for r in api.requests if not r.json_schema and not r.tools]
 
     recalled = [m for m in await agent_prompts() if "Notes relevant right now" in m[0].content]

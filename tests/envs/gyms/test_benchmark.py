@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
@@ -50,21 +53,28 @@ def _agent(request: Request) -> str:
     return "[action] Is it an animal?"
 
 
-async def test_run_session_records_turns_rewards_and_scores() -> None:
+async def _telepathy_episode(
+    responder: Callable[[Request], str], **options: Any
+) -> tuple[GymBenchmark, SessionRecord]:
+    """One 3-turn telepathy eval episode with the ``none`` memory."""
     bench = GymBenchmark(
-        GymOptions(env=["telepathy"], train_episodes=0, eval_episodes=1, horizon=3)
+        GymOptions(env=["telepathy"], train_episodes=0, eval_episodes=1, horizon=3, **options)
     )
-    models = ModelRoles({"all": ScriptedAPI(responder=_agent)})
+    models = ModelRoles({"all": ScriptedAPI(responder=responder)})
     user = bench.users(1, 0)[0]
-    spec = bench.sessions(user, 1, 0)[0]
     record = await bench.run_session(
-        spec,
+        bench.sessions(user, 1, 0)[0],
         user,
         Agent(models.get("agent")),
         create_memory("none", models),
         models,
         condition=Condition(name="none", memory="none"),
     )
+    return bench, record
+
+
+async def test_run_session_records_turns_rewards_and_scores() -> None:
+    bench, record = await _telepathy_episode(_agent)
     assert [t.speaker for t in record.turns] == ["user"] + ["agent", "user"] * 3
     assert [e.turn for e in record.events_of("reward")] == [1, 3, 5]
     assert bench.score(record) == {"reward": 0.0, "success": 0.0}
@@ -82,25 +92,7 @@ async def test_a_repeated_move_is_sampled_again_with_its_own_seed() -> None:
         return f"[action] Is it bigger than a {request.config.seed % 1000}-kilo box?"
 
     async def play(retries: int) -> SessionRecord:
-        bench = GymBenchmark(
-            GymOptions(
-                env=["telepathy"],
-                train_episodes=0,
-                eval_episodes=1,
-                horizon=3,
-                repeat_retries=retries,
-            )
-        )
-        models = ModelRoles({"all": ScriptedAPI(responder=agent)})
-        user = bench.users(1, 0)[0]
-        return await bench.run_session(
-            bench.sessions(user, 1, 0)[0],
-            user,
-            Agent(models.get("agent")),
-            create_memory("none", models),
-            models,
-            condition=Condition(name="none", memory="none"),
-        )
+        return (await _telepathy_episode(agent, repeat_retries=retries))[1]
 
     record = await play(2)
     moves = [e.move for e in record.events_of("reward")]

@@ -196,11 +196,11 @@ class GymBenchmark:
             if recall:
                 record.events.append(RecallEvent(turn=agent_turn, text=recall))
             config = _sampling(explore, spec.task["episode_seed"], gym.turn)
+            memory_context, turn_recall = self._memory_parts(context, recall)
             for attempt in range(self.options.repeat_retries + 1):
                 if attempt:
                     record.outcome["resampled"] += 1
                     config = _resampling(spec.task["episode_seed"], gym.turn, attempt)
-                memory_context, turn_recall = self._memory_parts(context, recall)
                 out = await agent.respond(
                     history,
                     instructions=gym.prompt(),

@@ -150,8 +150,8 @@ class Gym:
     def repeats(self, message: str) -> bool:
         """Whether the message's move is an ``[action]``/``[search]`` already made this
         episode (word for word, case and punctuation aside)."""
-        action = self.parse(message)
-        return action.kind in _SINGLE_LINE and (action.kind, normalize(action.text)) in self._made
+        key = _made_key(self.parse(message))
+        return key is not None and key in self._made
 
     def move_text(self, message: str) -> str:
         """The agent's message as this gym read it: just the move it took (``[action] ...``),
@@ -205,9 +205,9 @@ class Gym:
     def _repeat_notice(self) -> str:
         """A note when the move just taken is an ``[action]``/``[search]`` made before."""
         action, self._pending = self._pending, None
-        if action is None or action.kind not in _SINGLE_LINE:
+        key = _made_key(action) if action else None
+        if key is None:
             return ""
-        key = (action.kind, normalize(action.text))
         if key in self._made:
             return "\n(You made this exact move before; try something new or give your answer.)"
         self._made.add(key)
@@ -288,6 +288,12 @@ class Gym:
 
     def _on_timeout(self) -> None:
         """Called when the horizon cuts the episode off (score what exists)."""
+
+
+def _made_key(action: Action) -> tuple[str, str] | None:
+    """How a made ``[action]``/``[search]`` is remembered (kind, normalized text); None for
+    the other moves, which are never repeats."""
+    return (action.kind, normalize(action.text)) if action.kind in _SINGLE_LINE else None
 
 
 def words(text: str) -> set[str]:

@@ -101,14 +101,14 @@ class FunctionGym(Gym):
         nums = _query_args(text)
         if nums is None:
             return Step("Query with four integers (|x| <= 1000), e.g. [action] f(1, 2, 3, 4).")
-        return Step(f"f({', '.join(map(str, nums))}) = {self.f(nums)}")
+        return Step(f"{_call(nums)} = {self.f(nums)}")
 
     def _canonical(self, action: Action) -> Action:
         """A readable query as ``f(w, x, y, z)`` and an answer as ``rule: ...; value: N``:
         what the model wrote around them is ignored (and scored the same)."""
         if action.kind == "action":
             nums = _query_args(action.text)
-            return Action("action", f"f({', '.join(map(str, nums))})") if nums else action
+            return Action("action", _call(nums)) if nums else action
         if action.kind != "answer":
             return action
         rule = _RULE.search(action.text)
@@ -164,6 +164,11 @@ class FunctionGym(Gym):
             if tuple(int(call.group(i)) for i in range(1, 5)) == self.test_input:
                 return int(call.group(5))
         return None
+
+
+def _call(args: tuple[int, ...]) -> str:
+    """``f(1, 2, 3, 4)``."""
+    return f"f({', '.join(map(str, args))})"
 
 
 def _query_args(text: str) -> tuple[int, ...] | None:

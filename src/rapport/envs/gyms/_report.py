@@ -20,14 +20,21 @@ def _table(title: str, columns: list[str], rows: list[list[Any]]) -> Any:
     return Table(title=title, columns=columns, rows=rows)
 
 
-def reward_table(records: Iterable[SessionRecord]) -> Any:
-    """Mean eval reward per env (rows) and method (columns), with % change over ``none``."""
-    cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+def _eval_groups(records: Iterable[SessionRecord]) -> dict[tuple[str, str], list[SessionRecord]]:
+    """Finished eval sessions by (env, method)."""
+    groups: dict[tuple[str, str], list[SessionRecord]] = defaultdict(list)
     for r in records:
         if r.split == "eval" and r.status == "ok":
-            cells[(str(r.outcome.get("env", "?")), r.condition)].append(
-                float(r.scores.get("reward", r.outcome.get("trajectory_reward", 0.0)))
-            )
+            groups[(str(r.outcome.get("env", "?")), r.condition)].append(r)
+    return groups
+
+
+def reward_table(records: Iterable[SessionRecord]) -> Any:
+    """Mean eval reward per env (rows) and method (columns), with % change over ``none``."""
+    cells = {
+        key: [float(r.scores.get("reward", r.outcome.get("trajectory_reward", 0.0))) for r in rs]
+        for key, rs in _eval_groups(records).items()
+    }
     envs = sorted({e for e, _ in cells})
     methods = sorted({m for _, m in cells}, key=lambda m: (m != BASELINE, m))
     rows = []
@@ -75,10 +82,7 @@ def cost_table(records: Iterable[SessionRecord]) -> Any:
 def behaviour_table(records: Iterable[SessionRecord]) -> Any:
     """How eval episodes went per env and method: episodes, success rate, turns used,
     repeated moves sampled again, and retrieved memory per episode."""
-    groups: dict[tuple[str, str], list[SessionRecord]] = defaultdict(list)
-    for r in records:
-        if r.split == "eval" and r.status == "ok":
-            groups[(str(r.outcome.get("env", "?")), r.condition)].append(r)
+    groups = _eval_groups(records)
     rows = []
     for env, method in sorted(groups, key=lambda k: (k[0], k[1] != BASELINE, k[1])):
         rs = groups[(env, method)]

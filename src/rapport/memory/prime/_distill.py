@@ -159,6 +159,11 @@ def move_kind(move: str) -> str:
     return tag.group(1) if tag else "action"
 
 
+def _ran_out(step: Exploration) -> bool:
+    """Whether the environment cut the episode off at this step (the horizon was reached)."""
+    return "turn limit" in step.observation.lower()
+
+
 def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
@@ -187,7 +192,7 @@ def turn_notes(steps: list[Exploration], i: int) -> list[str]:
             notes.append("the reply was unsure: the question could not be answered yes or no")
     if step.reward > 0:
         notes.append(f"this move earned reward {step.reward:.2f}")
-    if "turn limit" in step.observation.lower():
+    if _ran_out(step):
         notes.append("this was the last turn: the episode ran out of turns")
     return notes
 
@@ -221,7 +226,7 @@ def episode_facts(steps: list[Exploration], reward: float) -> list[str]:
     for s in steps:
         if s.reward > 0:
             facts.append(f"Turn {s.turn + 1} earned reward {s.reward:.2f} ({move_gist(s.action)}).")
-    if steps and "turn limit" in steps[-1].observation.lower():
+    if steps and _ran_out(steps[-1]):
         facts.append(f"The episode ran out of turns after {len(steps)} moves.")
     if reward >= 0.7:
         facts.append(f"The episode succeeded with reward {reward:.2f}.")
@@ -245,9 +250,9 @@ def _key(text: str) -> str:
 def names_any(text: str, names: list[str]) -> bool:
     """Whether ``text`` contains one of ``names`` as whole words (case and punctuation aside;
     a plural ``s`` counts)."""
-    padded = f" {' '.join(re.findall(r'[a-z0-9]+', text.lower()))} "
+    padded = f" {' '.join(_tokens(text))} "
     for name in names:
-        form = " ".join(re.findall(r"[a-z0-9]+", name.lower()))
+        form = " ".join(_tokens(name))
         if form and (f" {form} " in padded or f" {form}s " in padded):
             return True
     return False
@@ -293,7 +298,7 @@ def grounded(steps: list[Exploration], key: int, reward: float) -> tuple[str, st
     before, step = steps[:key], steps[key]
     if before:
         last = before[-1]
-        reply = _clip(" ".join(_NOTE.sub("", last.observation).split()), 80)
+        reply = _flat(_NOTE.sub("", last.observation), 80)
         plural = "s" if len(before) > 1 else ""
         situation = (
             f"you have made {len(before)} move{plural}; "
@@ -301,9 +306,8 @@ def grounded(steps: list[Exploration], key: int, reward: float) -> tuple[str, st
         )
     else:
         situation = "you have made no move yet"
-    reply = _clip(" ".join(step.observation.split()), 150)
-    outcome = f"{reply} (episode reward {reward:.2f})"
-    return situation, _clip(" ".join(step.action.split()), 150), outcome
+    outcome = f"{_flat(step.observation, 150)} (episode reward {reward:.2f})"
+    return situation, _flat(step.action, 150), outcome
 
 
 async def distill(
@@ -325,9 +329,10 @@ async def distill(
     lesson is empty, one of those, a repeat of an earlier one in this batch, one that
     names the episode's answer (``outcome["secrets"]``: the entity, the gold answer) or one
     that copies a run of words from the environment's replies (`quotes`) is dropped.
-    Repeated preconditions are merged. ``fields``: ``lesson`` has the model write lessons and
-    preconditions while situation, action and outcome come from the log (`grounded`): what a
-    small model writes for those is often wrong; ``all`` has it write every field.
+    Repeated preconditions are merged. ``fields``: ``lesson`` has the model write only the
+    lessons while situation, action and outcome come from the log (`grounded`): what a
+    small model writes for those is often wrong; ``all`` has it write every field and the
+    preconditions.
     """
     steps = explorations(record)
     if not steps:
