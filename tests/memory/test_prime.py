@@ -57,7 +57,14 @@ def responder(request: Request) -> str | ToolCall:
             {"lessons": [f"vary one input at a time (step {i} of episode {tag})" for i in range(3)]}
         )
     if title == "Rewrite":
-        return json.dumps({"situation": "s", "action": "a", "outcome": "o", "lesson": "l"})
+        return json.dumps(
+            {
+                "situation": "s",
+                "action": "a",
+                "outcome": "o",
+                "lesson": "Query one input at a time first.",
+            }
+        )
     if request.tools:
         return ToolCall(name="use_experience_1")
     asked = sum(m.role == "assistant" for m in request.messages)
@@ -243,9 +250,12 @@ async def test_the_distiller_sees_the_whole_episode_and_what_it_hid() -> None:
 
     again = ScriptedAPI(responder=writer)
     twice = prime(ModelRoles({"all": again}), iterations=0, distill_fields="all")  # no pruning
-    await run_all(twice, ModelRoles({"all": again}), train=2)
+    first = (await run_all(twice, ModelRoles({"all": again}), train=1))[0]
+    await twice._distill(first.model_copy(update={"spec_id": "function:train:other"}))
     assert len(twice.library.experiences) == 1, "a lesson already in the library is not re-added"
-    assert twice.library.version == 1
+    kept = twice.library.experiences["exp-1"]
+    assert kept.episodes == 2 and "learned in 2 episodes" in kept.markdown()
+    assert twice.library.history[-1].merged == ["exp-1"] and twice.library.version == 2
 
     quiet = ScriptedAPI(responder=writer)
     await run_all(
@@ -303,7 +313,8 @@ async def test_by_default_the_log_writes_situation_action_and_outcome() -> None:
     def writer(request: Request) -> str | ToolCall:
         if (request.json_schema or {}).get("title") != "Lessons":
             return responder(request)
-        test_input = re.search(r"f\((-?\d+(?:, -?\d+){3})\)", request.messages[0].content)
+        opening = request.messages[0].content.split("The task began with: ")[1]
+        test_input = re.search(r"f\((-?\d+(?:, -?\d+){3})\)", opening)
         assert test_input
         return json.dumps(
             {

@@ -108,9 +108,20 @@ def _rewriter(request: Request) -> str:
             "situation": "sharper situation",
             "action": "ask a narrower question",
             "outcome": "fewer wasted turns",
-            "lesson": "narrow down early",
+            "lesson": "Narrow the field down early.",
         }
     )
+
+
+async def test_a_rewrite_whose_lesson_fails_a_check_is_not_applied() -> None:
+    lib = library([exp(i, uses=1, poor_uses=1) for i in range(40)])
+    lesson = "ask it, ask it, ask it, ask it"
+    loops = json.dumps({"situation": "s", "action": "a", "outcome": "o", "lesson": lesson})
+    model = ModelRoles({"all": ScriptedAPI(responder=lambda r: loops)}).get("memory")
+    result = await evolve_once(lib, model, random.Random(1), EvolutionSettings())
+    assert not result.added and result.dropped and all(e.active for e in lib.active())
+    assert "repeats itself" in result.dropped[0] and "mutation of exp-" in result.dropped[0]
+    assert len(lib.active()) == 40 and lib.version == 0
 
 
 async def test_evolve_once_replaces_a_mutated_experience_and_bumps_the_version() -> None:
@@ -119,7 +130,7 @@ async def test_evolve_once_replaces_a_mutated_experience_and_bumps_the_version()
     result = await evolve_once(lib, model, random.Random(1), EvolutionSettings())
     assert result.added and lib.version == 1 and lib.iteration == 1
     child = lib.experiences[result.added[0]]
-    assert child.origin == "mutation" and child.lesson == "narrow down early"
+    assert child.origin == "mutation" and child.lesson == "Narrow the field down early."
     parent = lib.experiences[child.parents[0]]
     assert parent.superseded_by == child.id and not parent.active
     assert child.provenance == parent.provenance
@@ -130,7 +141,7 @@ async def test_evolve_once_replaces_a_mutated_experience_and_bumps_the_version()
     result = await evolve_once(lib, model, random.Random(1), kept)
     child = lib.experiences[result.added[0]]
     parent = lib.experiences[child.parents[0]]
-    assert child.lesson == "narrow down early"
+    assert child.lesson == "Narrow the field down early."
     assert (child.situation, child.action, child.outcome) == (
         parent.situation,
         parent.action,

@@ -149,7 +149,7 @@ async def _learned() -> dict[str, Experience]:
             k=1,
             fields="all",  # model-written prose in every field: none of it may be embedded
         )
-        out[name] = made[0]
+        out[name] = made.experiences[0]
     return out
 
 

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from rapport.agents import Agent
 from rapport.envs import Condition, create_benchmark
-from rapport.envs.gyms import GymBenchmark, GymOptions, report_tables
+from rapport.envs.gyms import GymBenchmark, GymOptions, make_gym, report_tables
 from rapport.llm import ModelCall, ModelRoles, Request, ScriptedAPI
 from rapport.log import ExperimentConfig, RecallEvent, SessionRecord
 from rapport.memory import create_memory
@@ -80,6 +80,9 @@ async def test_run_session_records_turns_rewards_and_scores() -> None:
     assert bench.score(record) == {"reward": 0.0, "success": 0.0}
     assert record.outcome["env"] == "telepathy" and record.outcome["hidden"]["entity"]
     assert record.outcome["secrets"] == [record.outcome["hidden"]["entity"]]
+    gym = make_gym("telepathy")
+    assert (record.outcome["rules"], record.outcome["talks"]) == (gym.instructions, True)
+    assert record.outcome["moves"] == list(gym.examples.values())
     # the same question every time: turns 2 and 3 are each asked twice more, then taken
     assert record.outcome["resampled"] == 4
     assert len(record.usage) == 1 + 3 + 3 and all(c.role == "agent" for c in record.usage)

@@ -153,6 +153,9 @@ class GymBenchmark:
             "episode_seed": spec.task["episode_seed"],
             "hidden": _jsonable(gym.hidden()),
             "secrets": gym.secrets(),
+            "rules": gym.instructions,
+            "moves": list(gym.examples.values()),
+            "talks": gym.talks,
         }
         record.finished_at = time.time()
         return record

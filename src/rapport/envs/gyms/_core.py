@@ -110,6 +110,9 @@ class Gym:
     """One concrete example per move the gym takes (move kind -> a full message)."""
     final_move: ClassVar[str] = "answer"
     """The move that closes an episode; the last turns remind the agent of it."""
+    talks: ClassVar[bool] = True
+    """Whether someone answers questions in words here (false where ``[action]`` is a
+    query in a fixed form, or there is no ``[action]``)."""
 
     def __init__(self, horizon: int = HORIZON, split: str = "train") -> None:
         self.horizon = horizon

@@ -73,6 +73,7 @@ class FunctionGym(Gym):
         "action": "[action] f(1, 0, 0, 0)",
         "answer": "[answer] rule: 2*a + b - 3; value: 5",
     }
+    talks: ClassVar[bool] = False
 
     def _start(self) -> str:
         self.family = self.rng.choice(sorted(FAMILIES))

@@ -109,6 +109,7 @@ class SearchGym(Gym):
         "search": "[search] capital of the river kingdom",
         "answer": "[answer] Velmora",
     }
+    talks: ClassVar[bool] = False
 
     def _start(self) -> str:
         self.question, self.gold = self.rng.choice(split_pool(world().questions, self.split))

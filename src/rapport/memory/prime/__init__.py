@@ -14,6 +14,7 @@ from ._credit import (
 )
 from ._distill import (
     Distillation,
+    Distilled,
     DistilledText,
     Exploration,
     Lessons,
@@ -21,8 +22,6 @@ from ._distill import (
     episode_facts,
     explorations,
     grounded,
-    names_any,
-    quotes,
     turn_notes,
 )
 from ._evolve import (
@@ -38,6 +37,7 @@ from ._library import ExperienceLibrary, LibraryVersion
 from ._memory import PrimeMemory, PrimeOptions, library_from_state
 from ._select import select, zone_prompt
 from ._situation import compact_situation, exchanges_of, move_gist, situation_text
+from ._verify import TurnFacts, babbles, lesson_problems, names_any, quotes, same_lesson
 
 __all__ = [
     "ANY_ENV",
@@ -46,6 +46,7 @@ __all__ = [
     "Conditions",
     "Credit",
     "Distillation",
+    "Distilled",
     "DistilledText",
     "EvolutionSettings",
     "Experience",
@@ -57,7 +58,9 @@ __all__ = [
     "PrimeMemory",
     "PrimeOptions",
     "Stage",
+    "TurnFacts",
     "Zone",
+    "babbles",
     "compact_situation",
     "distill",
     "draw_operations",
@@ -68,6 +71,7 @@ __all__ = [
     "explorations",
     "grounded",
     "key_turns",
+    "lesson_problems",
     "library_from_state",
     "meta_temperature",
     "move_gist",
@@ -75,6 +79,7 @@ __all__ = [
     "prune_ids",
     "quotes",
     "reward_to_go",
+    "same_lesson",
     "select",
     "situation_text",
     "stage_of",

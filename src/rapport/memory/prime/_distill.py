@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rapport.llm import GenerateConfig, Message, Model
+from rapport.llm import GenerateConfig, Message, Model, ModelError
 from rapport.log import Provenance, SessionRecord
 
 from ._credit import Credit, key_turns, stage_of, zone_of
 from ._experience import Conditions, Experience
 from ._prompts import render
 from ._situation import compact_situation, move_gist
+from ._verify import TurnFacts, lesson_problems, same_lesson
 
 ZONE_TEXT = {
     "golden": ("it worked", "say what to do"),
@@ -107,6 +108,8 @@ def distill_prompt(
     zone: str,
     hidden: dict[str, Any] | None = None,
     fields: Fields = "all",
+    *,
+    rules: str = "",
 ) -> list[Message]:
     """The distillation prompt for a trajectory and its key turns.
 
@@ -114,6 +117,7 @@ def distill_prompt(
     shown to the distiller after the episode so that its lessons can say what would have
     found it; None leaves it out. ``fields``: the prompt asking for every field (``all``)
     or for lessons only (``lesson``). Both list what the log shows (`episode_facts`).
+    ``rules``: the environment's instructions to the agent (the moves it takes).
     """
     turns = "\n".join(
         f"[turn {steps[k].turn + 1}] state: {_flat(steps[k].state)}\n  action: "
@@ -137,6 +141,7 @@ def distill_prompt(
     text = render(
         "distill" if fields == "all" else "distill_lessons",
         env=env,
+        rules=_flat(rules, 600) or "(not recorded)",
         facts=facts or "- nothing unusual",
         reward=f"{reward:.2f}",
         zone=zone,
@@ -247,36 +252,6 @@ def _key(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(".")
 
 
-def names_any(text: str, names: list[str]) -> bool:
-    """Whether ``text`` contains one of ``names`` as whole words (case and punctuation aside;
-    a plural ``s`` counts)."""
-    padded = f" {' '.join(_tokens(text))} "
-    for name in names:
-        form = " ".join(_tokens(name))
-        if form and (f" {form} " in padded or f" {form}s " in padded):
-            return True
-    return False
-
-
-def _tokens(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def quotes(text: str, sources: list[str], n: int = 6) -> bool:
-    """Whether ``text`` repeats ``n`` or more words in a row from one of ``sources``: a small
-    model's "lesson" that parrots the environment's reply (a format error message, a hint)
-    instead of saying what to do."""
-    own = _tokens(text)
-    runs = {tuple(own[i : i + n]) for i in range(len(own) - n + 1)}
-    if not runs:
-        return False
-    for source in sources:
-        words = _tokens(source)
-        if any(tuple(words[i : i + n]) in runs for i in range(len(words) - n + 1)):
-            return True
-    return False
-
-
 def _distinct(items: list[str]) -> list[str]:
     """Non-empty items, first of each (case- and space-insensitive) kept."""
     seen, out = set(), []
@@ -292,8 +267,8 @@ def grounded(steps: list[Exploration], key: int, reward: float) -> tuple[str, st
     """Situation, action and outcome of a key turn, written from the log.
 
     The situation reads after "When" (``you have made 2 moves; the last, ..., got: ...``);
-    the action is the move the environment read; the outcome its reply and the episode's
-    reward.
+    the action is the move the environment read (a message it could not read is marked
+    ``(not a valid move)``); the outcome its reply and the episode's reward.
     """
     before, step = steps[:key], steps[key]
     if before:
@@ -307,7 +282,63 @@ def grounded(steps: list[Exploration], key: int, reward: float) -> tuple[str, st
     else:
         situation = "you have made no move yet"
     outcome = f"{_flat(step.observation, 150)} (episode reward {reward:.2f})"
-    return situation, _flat(step.action, 150), outcome
+    action = _flat(step.action, 150)
+    if move_kind(step.action) == "invalid":
+        action = f"(not a valid move) {action}"
+    return situation, action, outcome
+
+
+@dataclass
+class Distilled:
+    """What one episode's distillation yields."""
+
+    experiences: list[Experience]
+    dropped: list[str] = field(default_factory=list)
+    """The lessons not kept, each with why (``"Ask ..." (repeats itself)``)."""
+    refined: int = 0
+    """Lessons the distiller was asked to rewrite because they failed a check."""
+
+
+Written = tuple[str, str, str, str, list[str]]
+"""Situation, action, outcome, lesson, preconditions of one key turn."""
+
+
+async def _write(
+    model: Model,
+    messages: list[Message],
+    fields: Fields,
+    steps: list[Exploration],
+    keys: list[int],
+    reward: float,
+) -> tuple[list[Written], str]:
+    """One distiller call: what it wrote for each key turn, and its raw reply."""
+    config = GenerateConfig(max_tokens=700)
+    if fields == "all":
+        out = await model.generate(messages, schema=Distillation, config=config)
+        return [
+            (t.situation, t.action, t.outcome, t.lesson, t.preconditions)
+            for t in out.parsed.experiences
+        ], out.text
+    got = await model.generate(messages, schema=Lessons, config=config)
+    return [
+        (*grounded(steps, key, reward), lesson, [])
+        for key, lesson in zip(keys, got.parsed.lessons, strict=False)
+    ], got.text
+
+
+def _refine_request(lessons: list[str], problems: list[list[str]]) -> str:
+    """The follow-up that shows the distiller which of its lessons failed which check."""
+    listed = "\n".join(
+        f'- lesson {i + 1}, "{_flat(lesson, 200)}": it ' + "; it ".join(found)
+        for i, (lesson, found) in enumerate(zip(lessons, problems, strict=True))
+        if found
+    )
+    return (
+        f"Some of these lessons cannot be kept:\n{listed}\n"
+        f"Write all {len(lessons)} again, in the same order and the same form: keep each "
+        "lesson not listed as it was, and rewrite each listed one so that none of these "
+        "problems remains."
+    )
 
 
 async def distill(
@@ -319,61 +350,91 @@ async def distill(
     credit: Credit = "reward_to_go",
     k: int = 3,
     reveal_hidden: bool = True,
-    known: set[str] | None = None,
     fields: Fields = "lesson",
-) -> list[Experience]:
-    """Experiences from one episode (one memory-model call; stage/zone/conditions by code).
+    refine: bool = True,
+) -> Distilled:
+    """Experiences from one episode: generate, verify, refine (stage, zone and conditions by
+    code; one memory-model call, two when a lesson fails a check and ``refine`` is on).
 
     ``reveal_hidden``: show the distiller what the episode kept hidden (``outcome["hidden"]``).
-    ``known``: lessons already in the library for this environment; an experience whose
-    lesson is empty, one of those, a repeat of an earlier one in this batch, one that
-    names the episode's answer (``outcome["secrets"]``: the entity, the gold answer) or one
-    that copies a run of words from the environment's replies (`quotes`) is dropped.
-    Repeated preconditions are merged. ``fields``: ``lesson`` has the model write only the
-    lessons while situation, action and outcome come from the log (`grounded`): what a
-    small model writes for those is often wrong; ``all`` has it write every field and the
-    preconditions.
+    Each lesson is checked by code (`lesson_problems`: too short, not English, looping,
+    naming the episode's answer (``outcome["secrets"]``), copying the environment's reply,
+    speaking of the scoring, a false "again", asking where nobody answers) and against the
+    batch's earlier lessons (`same_lesson`). With ``refine`` the distiller sees what failed
+    and writes the lessons again; a lesson that still fails is dropped, and why is kept in
+    `Distilled.dropped`. ``fields``: ``lesson`` has the model write only the lessons while
+    situation, action and outcome come from the log (`grounded`): what a small model writes
+    for those is often wrong; ``all`` has it write every field and the preconditions.
     """
     steps = explorations(record)
     if not steps:
-        return []
-    known = {_key(lesson) for lesson in known or set()}
+        return Distilled([])
     env = str(record.outcome.get("env", "?"))
     horizon = int(record.outcome.get("horizon", 16))
     reward = float(record.outcome.get("trajectory_reward", 0.0))
     keys = key_turns([s.reward for s in steps], trajectory_reward=reward, method=credit, k=k)
     zone = zone_of(reward)
     hidden = record.outcome.get("hidden") if reveal_hidden else None
+    moves = [str(m) for m in record.outcome.get("moves") or []]
     prompt = distill_prompt(
-        env, steps, keys, reward, zone, hidden if isinstance(hidden, dict) else None, fields
+        env,
+        steps,
+        keys,
+        reward,
+        zone,
+        hidden if isinstance(hidden, dict) else None,
+        fields,
+        rules=str(record.outcome.get("rules", "")),
     )
-    config = GenerateConfig(max_tokens=700)
-    written: list[tuple[str, str, str, str, list[str]]] = []
-    if fields == "all":
-        out = await model.generate(prompt, schema=Distillation, config=config)
-        written = [
-            (t.situation, t.action, t.outcome, t.lesson, t.preconditions)
-            for t in out.parsed.experiences
+    written, reply = await _write(model, prompt, fields, steps, keys, reward)
+    written = written[: len(keys)]
+    facts = [
+        TurnFacts(
+            turn=steps[key].turn + 1,
+            repeated=any(
+                note.startswith(("you had made this exact", "you had already answered"))
+                for note in turn_notes(steps, key)
+            ),
+            talks=bool(record.outcome.get("talks", True)),
+            moves=moves,
+            secrets=[str(x) for x in record.outcome.get("secrets") or []],
+            replies=[s.observation for s in steps],
+        )
+        for key in keys
+    ]
+
+    def check(batch: list[Written]) -> list[list[str]]:
+        found: list[list[str]] = []
+        for i, (text, fact) in enumerate(zip(batch, facts, strict=False)):
+            problems = lesson_problems(text[3], fact)
+            twin = next((j for j in range(i) if same_lesson(batch[j][3], text[3])), None)
+            if twin is not None and not problems:
+                problems.append(f"says what lesson {twin + 1} says")
+            found.append(problems)
+        return found
+
+    problems = check(written)
+    refined = sum(bool(p) for p in problems)
+    if refine and refined:
+        retry = [
+            *prompt,
+            Message(role="assistant", content=reply),
+            Message(role="user", content=_refine_request([w[3] for w in written], problems)),
         ]
-    else:
-        out = await model.generate(prompt, schema=Lessons, config=config)
-        written = [
-            (*grounded(steps, key, reward), lesson, [])
-            for key, lesson in zip(keys, out.parsed.lessons, strict=False)
+        try:
+            again, _ = await _write(model, retry, fields, steps, keys, reward)
+        except ModelError:  # the first batch stands; what failed its checks is dropped
+            again = []
+        merged = [
+            again[i] if i < len(again) and problems[i] else written[i] for i in range(len(written))
         ]
-    secrets = [str(x) for x in record.outcome.get("secrets") or []]
-    replies = [s.observation for s in steps]
-    made: list[Experience] = []
-    for key, text, exp_id in zip(keys, written, library_ids, strict=False):
+        problems = check(merged)
+        written = merged
+    made, dropped = [], []
+    for key, text, found, exp_id in zip(keys, written, problems, library_ids, strict=False):
         situation, action, outcome, lesson_text, preconditions = text
-        lesson = _key(lesson_text)
-        if (
-            not lesson
-            or lesson in known
-            or any(_key(e.lesson) == lesson for e in made)
-            or names_any(lesson_text, secrets)
-            or quotes(lesson_text, replies)
-        ):
+        if found:
+            dropped.append(f'"{_flat(lesson_text, 120)}" ({"; ".join(found)})')
             continue
         step = steps[key]
         stage = stage_of(step.turn, horizon)
@@ -403,4 +464,4 @@ async def distill(
                 ],
             )
         )
-    return made
+    return Distilled(made, dropped, refined if refine else 0)

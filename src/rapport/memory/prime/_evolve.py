@@ -13,6 +13,11 @@ from rapport.llm import GenerateConfig, Message, Model, ModelError
 from ._experience import ANY_ENV, Experience
 from ._library import ExperienceLibrary
 from ._prompts import render
+from ._verify import TurnFacts, lesson_problems
+
+_ANY_TURN = TurnFacts(turn=0, repeated=True)
+"""What a rewrite's lesson is checked against: no one key turn (so no "again" or "ask"
+check), only the form (short, not English, looping, speaking of the scoring)."""
 
 Operator = Literal["mutation", "generalization", "crossover"]
 
@@ -192,12 +197,17 @@ class IterationResult:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    """Rewritten lessons that failed a check (`lesson_problems`); the parents stay."""
 
 
 async def evolve_once(
     library: ExperienceLibrary, model: Model, rng: random.Random, s: EvolutionSettings
 ) -> IterationResult:
-    """One iteration: draw operators, rewrite with the memory model, prune on schedule."""
+    """One iteration: draw operators, rewrite with the memory model, prune on schedule.
+
+    A rewrite whose lesson fails a check (`lesson_problems`) is not applied; it is listed
+    in the version's ``dropped``."""
     result = IterationResult()
     temperature = meta_temperature(library.iteration, s)
     for op in draw_operations(library, rng, s):
@@ -213,6 +223,13 @@ async def evolve_once(
         except ModelError as exc:
             result.failed.append(f"{op.operator} {op.targets}: {exc}")
             continue
+        problems = lesson_problems(out.parsed.lesson, _ANY_TURN)
+        if problems:
+            result.dropped.append(
+                f'"{out.parsed.lesson[:120]}" ({op.operator} of {", ".join(op.targets)}: '
+                f"{'; '.join(problems)})"
+            )
+            continue
         child = child_of(op, library, out.parsed, keep_log_fields=s.keep_log_fields)
         for t in op.targets:
             library.experiences[t].superseded_by = child.id
@@ -225,6 +242,7 @@ async def evolve_once(
     library.commit(
         added=result.added,
         removed=result.removed,
+        dropped=result.dropped,
         note=f"evolution iteration {library.iteration} (T={temperature:.2f})",
     )
     return result

@@ -61,6 +61,11 @@ class Experience(BaseModel):
         return self.successes / self.uses if self.uses else 0.0
 
     @property
+    def episodes(self) -> int:
+        """The distinct episodes it was learned in (more than one once a repeat merged in)."""
+        return len({p.source for p in self.provenance}) or 1
+
+    @property
     def active(self) -> bool:
         """Not replaced by a newer experience."""
         return self.superseded_by is None
@@ -99,7 +104,9 @@ class Experience(BaseModel):
             f"- **Situation:** {self.situation}\n- **Action:** {self.action}\n"
             f"- **Outcome:** {self.outcome}\n- **Lesson:** {self.lesson}\n"
             f"- **Applies to:** {', '.join(c.envs) or '-'}; {self.turns()}; preconditions: {pre}\n"
-            f"- **Track record:** used {self.uses}x, success {self.success_rate:.0%}; "
+            f"- **Track record:** learned in {self.episodes} "
+            f"episode{'s' if self.episodes != 1 else ''}; used {self.uses}x, success "
+            f"{self.success_rate:.0%}; "
             f"origin {self.origin}"
             + (f" of {', '.join(self.parents)}" if self.parents else "")
             + "\n"

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from ._credit import Stage
 from ._experience import ANY_ENV, Experience
+from ._verify import same_lesson
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -29,6 +30,10 @@ class LibraryVersion(BaseModel):
     iteration: int
     added: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
+    merged: list[str] = Field(default_factory=list)
+    """Experiences that gained an episode: a new lesson said what they say."""
+    dropped: list[str] = Field(default_factory=list)
+    """Lessons the distiller wrote that failed a check, each with why (audit)."""
     note: str = ""
     created_at: float = Field(default_factory=time.time)
 
@@ -64,9 +69,18 @@ class ExperienceLibrary(BaseModel):
             self.experiences.pop(i, None)
         self._index = None
 
-    def commit(self, *, added: list[str], removed: list[str], note: str) -> None:
-        """Record a change set as a new version (no-op when nothing changed)."""
-        if added or removed:
+    def commit(
+        self,
+        *,
+        added: list[str],
+        removed: list[str],
+        note: str,
+        merged: list[str] | None = None,
+        dropped: list[str] | None = None,
+    ) -> None:
+        """Record a change set as a new version (no-op when nothing was added, removed or
+        merged; ``dropped`` lessons are recorded with the change, never alone)."""
+        if added or removed or merged:
             self.version += 1
             self.history.append(
                 LibraryVersion(
@@ -74,10 +88,26 @@ class ExperienceLibrary(BaseModel):
                     iteration=self.iteration,
                     added=added,
                     removed=removed,
+                    merged=merged or [],
+                    dropped=dropped or [],
                     note=note,
                 )
             )
         self._index = None
+
+    def same_as(self, experience: Experience) -> Experience | None:
+        """The active experience that says what ``experience`` says, for the same
+        environments, zone and stage (`same_lesson`), if there is one."""
+        for e in self.active():
+            if (
+                e.id != experience.id
+                and e.zone == experience.zone
+                and e.stage == experience.stage
+                and sorted(e.conditions.envs) == sorted(experience.conditions.envs)
+                and same_lesson(e.lesson, experience.lesson)
+            ):
+                return e
+        return None
 
     def active(self) -> list[Experience]:
         """The experiences retrieval may offer."""
@@ -161,11 +191,18 @@ class ExperienceLibrary(BaseModel):
                 lines += [e.markdown() for e in group if _env_of(e) == env]
         if self.history:
             lines.append("## History\n")
-            lines += [
-                f"- v{h.version} (iteration {h.iteration}): {h.note}; +{len(h.added)} "
-                f"-{len(h.removed)}"
-                for h in self.history
-            ]
+            for h in self.history:
+                change = f"+{len(h.added)} -{len(h.removed)}"
+                change += f", {len(h.merged)} merged" if h.merged else ""
+                change += f", {len(h.dropped)} dropped" if h.dropped else ""
+                lines.append(f"- v{h.version} (iteration {h.iteration}): {h.note}; {change}")
+            dropped = [(h.version, d) for h in self.history for d in h.dropped]
+            if dropped:
+                lines.append(
+                    "\n## Lessons not kept\n\nWritten by the distiller and dropped by the "
+                    "library's checks (after one rewrite), with why:\n"
+                )
+                lines += [f"- v{v}: {d}" for v, d in dropped]
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> str:

@@ -34,6 +34,10 @@ class PrimeOptions(BaseModel):
     distill_fields: Fields = "lesson"
     """``lesson``: the distiller writes lessons and preconditions, and each experience's
     situation, action and outcome are taken from the log; ``all``: it writes every field."""
+    refine: bool = True
+    """Show the distiller the lessons that failed a check (too short, looping, naming the
+    answer, a false "again" ...) and have it write them again; what still fails is dropped
+    and listed in the library's history."""
     select_k: int = Field(default=3, ge=1)
     """Experiences the selection model may pick per turn."""
     max_candidates: int = Field(default=20, ge=1)
@@ -166,6 +170,8 @@ class PrimeMemory(BaseMemory):
                 e.poor_uses += reward <= 0.3
 
     async def _distill(self, record: SessionRecord) -> None:
+        """Distil the episode; a lesson the library already holds (for the same environments,
+        zone and stage) adds the episode to that experience instead of a second copy."""
         ids = [self.library.new_id() for _ in range(self.settings.key_turns)]
         made = await distill(
             self.models.get("memory"),
@@ -176,18 +182,22 @@ class PrimeMemory(BaseMemory):
             k=self.settings.key_turns,
             reveal_hidden=self.settings.reveal_hidden,
             fields=self.settings.distill_fields,
-            known={
-                e.lesson
-                for e in self.library.active()
-                if e.applies_to(str(record.outcome.get("env", "")))
-            },
+            refine=self.settings.refine,
         )
-        for e in made:
-            self.library.add(e)
+        added, merged = [], []
+        for e in made.experiences:
+            twin = self.library.same_as(e)
+            if twin is None:
+                self.library.add(e)
+                added.append(e.id)
+            else:
+                twin.provenance += e.provenance
+                merged.append(twin.id)
         self.library.model = self.library.model or self.models.spec("agent")
-        self.library.commit(
-            added=[e.id for e in made], removed=[], note=f"distilled {record.spec_id}"
-        )
+        note = f"distilled {record.spec_id}"
+        if made.refined:
+            note += f" ({made.refined} lesson{'s' if made.refined > 1 else ''} rewritten)"
+        self.library.commit(added=added, removed=[], merged=merged, dropped=made.dropped, note=note)
 
     def snapshot(self, user: UserRef) -> MemoryState:
         """The shared library: its active experiences as items, the whole of it in ``data``."""

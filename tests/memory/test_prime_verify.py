@@ -1,0 +1,182 @@
+"""PRIME's lesson checks: what code rejects, the distiller's rewrite of what failed, the
+audit trail of dropped lessons, and near-duplicates merged rather than repeated."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rapport.envs.gyms import make_gym
+from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
+from rapport.log import Provenance, RewardEvent, SessionRecord, Turn
+from rapport.memory.prime import (
+    Experience,
+    ExperienceLibrary,
+    TurnFacts,
+    babbles,
+    distill,
+    grounded,
+    lesson_problems,
+    same_lesson,
+)
+from rapport.memory.prime._distill import Exploration
+
+FUNCTION = TurnFacts(
+    turn=2,
+    talks=False,
+    moves=["[action] f(1, 0, 0, 0)", "[answer] rule: 2*a + b - 3; value: 5"],
+    secrets=["polar bear"],
+    replies=["Unrecognized move. Reply with exactly one move per message, on a line"],
+)
+
+
+def test_each_check_rejects_what_it_names_and_passes_a_plain_lesson() -> None:
+    assert lesson_problems("Query f with one input set to 1 and the rest 0 first.", FUNCTION) == []
+    cases = {
+        "Query more.": "too short",
+        "Pregunta si es un animal o una planta antes de adivinar.": "",  # ASCII: Spanish passes
+        "اسأل إذا كان حيوانا قبل أن تخمن الجواب": "not written in English",
+        "Ask whether it is a plant or a plant or a plant or a plant.": "repeats itself",
+        "Guess polar bears only after three questions.": "names this episode's answer",
+        "Reply with exactly one move per message, on a line.": "copies the environment's reply",
+        "Do not answer in the warning zone; query first.": "speaks of the scoring",
+        "Do not query f(1, 0, 0, 0) again; vary d.": "says 'again', but the move at turn 2",
+        "Ask whether the rule is linear before you answer.": "nobody answers questions here",
+    }
+    for lesson, expected in cases.items():
+        found = lesson_problems(lesson, FUNCTION)
+        if expected:
+            assert any(expected in p for p in found), (lesson, found)
+        else:
+            assert not any("English" in p for p in found), (lesson, found)
+    talking = TurnFacts(turn=2, repeated=True)
+    assert lesson_problems("Do not ask whether it is an animal again; ask its size.", talking) == []
+    assert "`[action] f(1, 0, 0, 0)`" in lesson_problems("Ask if the rule is linear.", FUNCTION)[0]
+
+
+def test_near_duplicates_match_but_swapped_or_different_lessons_do_not() -> None:
+    a = "Do not answer before querying anything; instead query f(1, 0, 0, 0) first."
+    assert same_lesson(a, "Do not answer before querying anything, instead query f(1,0,0,0) first")
+    swapped = (
+        "Ask whether it is a living thing before asking whether it is an animal.",
+        "Ask whether it is an animal before asking whether it is a living thing.",
+    )
+    assert not same_lesson(*swapped)
+    assert not same_lesson(a, "Query each input alone before answering.")
+    assert babbles("ask whether it is a plant or a vehicle or a plant or a vehicle or a plant")
+    assert not babbles("Ask whether it is alive, then whether it is bigger than a dog.")
+
+
+def _record(moves: list[tuple[str, str]], reward: float, **outcome: Any) -> SessionRecord:
+    record = SessionRecord(
+        run_id="r", condition="prime", user_id="u", index=0, spec_id="function:train:1"
+    )
+    record.turns.append(Turn(index=0, speaker="user", text="f(a, b, c, d) is hidden. Test: 7"))
+    for i, (move, reply) in enumerate(moves):
+        record.turns += [
+            Turn(index=2 * i + 1, speaker="agent", text=move),
+            Turn(index=2 * i + 2, speaker="user", text=reply),
+        ]
+        record.events.append(RewardEvent(turn=2 * i + 1, reward=0.0, move=move))
+    record.outcome = {
+        "env": "function",
+        "horizon": 4,
+        "trajectory_reward": reward,
+        "rules": "Query with `[action] f(1, 2, 3, 4)`.",
+        "moves": FUNCTION.moves,
+        "talks": False,
+        "secrets": ["a + 1"],
+    } | outcome
+    return record
+
+
+MOVES = [
+    ("[action] f(1, 0, 0, 0)", "f(1, 0, 0, 0) = 2"),
+    ("I think it is linear", "Unrecognized move."),
+    ("[answer] rule: a; value: 1", "Scored: rule wrong, value wrong."),
+]
+
+
+def _distiller(first: list[str], second: list[str]) -> ScriptedAPI:
+    def reply(request: Request) -> str | ToolCall:
+        fixing = request.messages[-1].content.startswith("Some of these lessons")
+        return json.dumps({"lessons": second if fixing else first})
+
+    return ScriptedAPI(responder=reply)
+
+
+async def test_a_failed_lesson_goes_back_with_why_and_its_rewrite_is_checked_again() -> None:
+    good = "Query f with one input set to 1 and the others 0 before answering."
+    api = _distiller(
+        [good, "Ask whether the rule is linear.", "Do not answer with a + 1 so soon."],
+        [good, "Query f(0, 1, 0, 0) next to see what b does.", "Answer a + 1 early."],
+    )
+    record = _record(MOVES, 0.0)
+    out = await distill(
+        ModelRoles({"all": api}).get("memory"), record, library_ids=["e1", "e2", "e3"], iteration=0
+    )
+    assert len(api.requests) == 2 and out.refined == 2
+    prompt, fix = api.requests[0].messages[0].content, api.requests[1].messages
+    assert "Its rules, as the agent read them: Query with `[action] f(1, 2, 3, 4)`." in prompt
+    assert [m.role for m in fix] == ["user", "assistant", "user"]
+    asked = 'lesson 2, "Ask whether the rule is linear.": it tells the agent to ask'
+    assert asked in fix[2].content
+    assert "lesson 1," not in fix[2].content, "a lesson that passed is not sent back"
+    lessons = {e.lesson for e in out.experiences}
+    assert lessons == {good, "Query f(0, 1, 0, 0) next to see what b does."}
+    assert len(out.dropped) == 1 and out.dropped[0].startswith('"Answer a + 1 early." (names')
+
+    no_refine = await distill(
+        ModelRoles({"all": _distiller([good, good, "Query b."], [])}).get("memory"),
+        record,
+        library_ids=["e1", "e2", "e3"],
+        iteration=0,
+        refine=False,
+    )
+    assert [e.lesson for e in no_refine.experiences] == [good] and no_refine.refined == 0
+    assert [d.split(" (")[1] for d in no_refine.dropped] == [
+        "says what lesson 1 says)",
+        "is too short to act on)",
+    ]
+
+
+def test_an_unreadable_move_is_marked_in_the_experience() -> None:
+    steps = [
+        Exploration(0, "", "[action] f(1, 0, 0, 0)", 0.0, "f(1, 0, 0, 0) = 2", 1),
+        Exploration(1, "", "I think it is linear", 0.0, "Unrecognized move.", 3),
+    ]
+    assert grounded(steps, 0, 0.0)[1] == "[action] f(1, 0, 0, 0)"
+    assert grounded(steps, 1, 0.0)[1] == "(not a valid move) I think it is linear"
+
+
+def test_the_library_records_merges_and_lists_the_lessons_it_dropped() -> None:
+    lib = ExperienceLibrary()
+
+    def exp(i: int, lesson: str, zone: str = "warning") -> Experience:
+        return Experience(
+            id=f"exp-{i}",
+            situation="s",
+            action="a",
+            outcome="o",
+            lesson=lesson,
+            stage="exploration",
+            zone=zone,  # type: ignore[arg-type]
+            provenance=[Provenance(session=i, source=f"prime/u/ep{i}")],
+        )
+
+    lib.add(exp(1, "Query each input alone before answering."))
+    lib.commit(added=["exp-1"], removed=[], note="distilled ep1", dropped=['"x" (too short)'])
+    assert (
+        lib.same_as(exp(2, "Query each input alone, before answering!")) is lib.experiences["exp-1"]
+    )
+    assert lib.same_as(exp(3, "Query each input alone before answering.", "golden")) is None
+    lib.commit(added=[], removed=[], note="nothing")
+    assert lib.version == 1, "no change, no version"
+    md = lib.to_markdown()
+    assert "+1 -0, 1 dropped" in md and '- v1: "x" (too short)' in md
+    assert md.index("## Lessons not kept") > md.index("## History")
+
+
+def test_only_gyms_where_someone_answers_take_questions() -> None:
+    talks = {name: make_gym(name).talks for name in ("function", "search", "telepathy", "turtle")}
+    assert talks == {"function": False, "search": False, "telepathy": True, "turtle": True}
