@@ -291,6 +291,10 @@ def test_markdown_groups_by_zone_then_environment_in_stage_order() -> None:
     order = [md.index(f"#### exp-{i} ") for i in (3, 2, 10, 1)]
     assert order == sorted(order)
     assert md.index("## Golden rules") < md.index("### any environment") < md.index("## Warnings")
+    glance = md[md.index("## At a glance") : md.index("## Golden rules")]
+    first = "**any environment**\n\n- *golden, verification*: lesson 3 (learned in 1 episode"
+    assert first in glance
+    assert glance.index("lesson 2 (") < glance.index("lesson 10 (") < glance.index("lesson 1 (")
 
 
 def test_a_prompt_line_reads_as_one_sentence() -> None:

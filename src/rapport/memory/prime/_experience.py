@@ -95,6 +95,15 @@ class Experience(BaseModel):
             when = when[0].lower() + when[1:]
         return f"When {when}: {self.action.rstrip('.')} ({RESULT[self.zone]}). {self.lesson}"
 
+    def glance(self) -> str:
+        """One Markdown list line: zone and stage, the lesson, how often it was learned and
+        used, and the id of its full entry."""
+        seen = f"{self.episodes} episode{'s' if self.episodes != 1 else ''}"
+        return (
+            f"- *{self.zone}, {self.stage}*: {self.lesson} (learned in {seen}, used "
+            f"{self.uses}x; {self.id})"
+        )
+
     def markdown(self) -> str:
         """A readable Markdown block."""
         c = self.conditions

@@ -163,8 +163,10 @@ class ExperienceLibrary(BaseModel):
 
     # export ------------------------------------------------------------------------------
     def to_markdown(self, *, include_superseded: bool = False) -> str:
-        """A readable document: an overview table, then the experiences by zone and
-        environment (in stage order), then the version history."""
+        """A readable document: an overview table, every lesson on one line per environment
+        (golden, then warnings, then preferences; the most-learned first), the experiences
+        in full by zone and environment (in stage order), the version history, and the
+        lessons the checks dropped."""
         exps = list(self.experiences.values()) if include_superseded else self.active()
         lines = [f"# Experience library (version {self.version}, {len(exps)} experiences)\n"]
         built = f"Built with `{self.model}` " if self.model else "Built "
@@ -180,6 +182,13 @@ class ExperienceLibrary(BaseModel):
                 counts = [sum(_env_of(e) == env and e.zone == z for e in exps) for z in ZONE_ORDER]
                 lines.append(f"| {env} | " + " | ".join(map(str, counts)) + " |")
             lines.append("")
+        if exps:
+            lines.append("## At a glance\n")
+            for env in envs:
+                lines.append(f"**{env}**\n")
+                here = sorted((e for e in exps if _env_of(e) == env), key=_glance_order)
+                lines += [e.glance() for e in here]
+                lines.append("")
         for zone in ZONE_ORDER:
             group = [e for e in exps if e.zone == zone]
             if not group:
@@ -227,6 +236,12 @@ def _env_of(e: Experience) -> str:
     """The heading an experience is listed under: its environments, or ``any environment``."""
     envs = [env for env in e.conditions.envs if env != ANY_ENV]
     return "any environment" if ANY_ENV in e.conditions.envs or not envs else ", ".join(envs)
+
+
+def _glance_order(e: Experience) -> tuple[int, int, int, int, str]:
+    """Zone, then the episodes it was learned in (most first), then stage and id."""
+    stage, number, eid = _reading_order(e)
+    return (ZONE_ORDER.index(e.zone), -e.episodes, stage, number, eid)
 
 
 def _reading_order(e: Experience) -> tuple[int, int, str]:
