@@ -32,6 +32,7 @@ FUNCTION = TurnFacts(
 
 def test_each_check_rejects_what_it_names_and_passes_a_plain_lesson() -> None:
     assert lesson_problems("Query f with one input set to 1 and the rest 0 first.", FUNCTION) == []
+    assert lesson_problems("Do not answer before asking or querying anything.", FUNCTION) == []
     cases = {
         "Query more.": "too short",
         "Pregunta si es un animal o una planta antes de adivinar.": "",  # ASCII: Spanish passes
@@ -42,6 +43,7 @@ def test_each_check_rejects_what_it_names_and_passes_a_plain_lesson() -> None:
         "Do not answer in the warning zone; query first.": "speaks of the scoring",
         "Do not query f(1, 0, 0, 0) again; vary d.": "says 'again', but the move at turn 2",
         "Ask whether the rule is linear before you answer.": "nobody answers questions here",
+        "Query f(1, 0, 0, 0) before asking whether it is linear.": "nobody answers questions",
     }
     for lesson, expected in cases.items():
         found = lesson_problems(lesson, FUNCTION)

@@ -14,7 +14,9 @@ _META = re.compile(
     r"\b(zones?|golden|reward|rewards|key turns?|credit|distil\w*|trajector\w*)\b|warning zone",
     re.IGNORECASE,
 )
-_ASK = re.compile(r"\bask(s|ed)?\s+(whether|if|about|the|for|what|which|who|how|it|them)\b", re.I)
+_ASK = re.compile(
+    r"\bask(s|ed|ing)?\s+(whether|if|about|the|for|what|which|who|how|it|them)\b", re.I
+)
 _AGAIN = re.compile(r"\bagain\b", re.IGNORECASE)
 
 
