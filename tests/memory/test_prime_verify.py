@@ -67,6 +67,12 @@ def test_near_duplicates_match_but_swapped_or_different_lessons_do_not() -> None
     assert not same_lesson(a, "Query each input alone before answering.")
     assert babbles("ask whether it is a plant or a vehicle or a plant or a vehicle or a plant")
     assert not babbles("Ask whether it is alive, then whether it is bigger than a dog.")
+    assert not babbles(
+        "Do not ask whether it's a living thing again; ask whether it's a living tool."
+    )
+    assert babbles(
+        "Ask whether the answer is yes or no; instead, ask whether the answer is yes or no"
+    )
 
 
 def _record(moves: list[tuple[str, str]], reward: float, **outcome: Any) -> SessionRecord:

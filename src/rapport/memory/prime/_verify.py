@@ -52,12 +52,13 @@ def quotes(text: str, sources: list[str], n: int = 6) -> bool:
 
 
 def babbles(text: str) -> bool:
-    """Whether ``text`` loops: a run of three words that comes three times, or of five that
-    comes twice (the degenerate repetition small models fall into)."""
+    """Whether ``text`` loops: a run of three words that comes three times, or of eight that
+    comes twice (the degenerate repetition small models fall into; "do not ask whether it
+    is a ...; instead, ask whether it is a ..." is not a loop)."""
     words = tokens(text)
     threes = Counter(tuple(words[i : i + 3]) for i in range(len(words) - 2))
-    fives = Counter(tuple(words[i : i + 5]) for i in range(len(words) - 4))
-    return any(n >= 3 for n in threes.values()) or any(n >= 2 for n in fives.values())
+    eights = Counter(tuple(words[i : i + 8]) for i in range(len(words) - 7))
+    return any(n >= 3 for n in threes.values()) or any(n >= 2 for n in eights.values())
 
 
 def english(text: str) -> bool:
