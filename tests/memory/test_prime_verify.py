@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from rapport.envs.gyms import make_gym
 from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
 from rapport.log import Provenance, RewardEvent, SessionRecord, Turn
@@ -188,3 +190,22 @@ def test_the_library_records_merges_and_lists_the_lessons_it_dropped() -> None:
 def test_only_gyms_where_someone_answers_take_questions() -> None:
     talks = {name: make_gym(name).talks for name in ("function", "search", "telepathy", "turtle")}
     assert talks == {"function": False, "search": False, "telepathy": True, "turtle": True}
+
+
+@pytest.mark.real_model
+async def test_the_embedded_model_distils_a_function_episode_through_the_checks() -> None:
+    record = _record(
+        [
+            ("[answer] rule: a + b; value: 3", "Scored: rule wrong, value wrong."),
+            ("[answer] rule: a + b; value: 3", "Scored: rule wrong, value wrong."),
+        ],
+        0.0,
+        horizon=16,
+    )
+    model = ModelRoles({"all": "llamacpp/qwen2.5-coder-1.5b"}).get("memory")
+    out = await distill(model, record, library_ids=["e1", "e2"], iteration=0, k=2)
+    assert len(out.experiences) + len(out.dropped) >= 1, "each lesson is kept or dropped"
+    for e in out.experiences:
+        assert e.action == "[answer] rule: a + b; value: 3", "the log writes the action"
+        assert (e.zone, e.stage) == ("warning", "exploration") and e.lesson.strip()
+    assert all(d.startswith('"') and d.endswith(")") for d in out.dropped)
