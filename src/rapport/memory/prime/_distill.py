@@ -173,6 +173,18 @@ def _times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
 
 
+def repeats(steps: list[Exploration], i: int) -> list[int]:
+    """The earlier turns (from 1) whose move step ``i`` repeats: the same ``[action]`` or
+    ``[search]`` word for word, or, for an answer, every earlier answer."""
+    kind = move_kind(steps[i].action)
+    if kind == "answer":
+        return [s.turn + 1 for s in steps[:i] if move_kind(s.action) == "answer"]
+    if kind in ("action", "search"):
+        gist = move_gist(steps[i].action)
+        return [s.turn + 1 for s in steps[:i] if move_gist(s.action) == gist]
+    return []
+
+
 def turn_notes(steps: list[Exploration], i: int) -> list[str]:
     """What code can tell about one move: an answer before any question, a repeat of an
     earlier move, an unreadable message, a reply of "unsure", the reward it earned, the
@@ -181,16 +193,14 @@ def turn_notes(steps: list[Exploration], i: int) -> list[str]:
     step, kind, notes = steps[i], kinds[i], []
     if kind == "invalid":
         notes.append("this message was not a valid move, so the turn was lost")
+    earlier = repeats(steps, i)
     if kind == "answer":
         asked = sum(k in ("action", "search") for k in kinds[:i])
         if not asked:
             notes.append("you answered before asking or querying anything")
-        wrong = kinds[:i].count("answer")
-        if wrong:
-            notes.append(f"you had already answered {_times(wrong)}")
+        if earlier:
+            notes.append(f"you had already answered {_times(len(earlier))}")
     if kind in ("action", "search"):
-        gist = move_gist(step.action)
-        earlier = [s.turn + 1 for s in steps[:i] if move_gist(s.action) == gist]
         if earlier:
             notes.append(f"you had made this exact move at turn {earlier[0]}: nothing new")
         if step.observation.strip().lower().startswith("unsure"):
@@ -391,10 +401,7 @@ async def distill(
     facts = [
         TurnFacts(
             turn=steps[key].turn + 1,
-            repeated=any(
-                note.startswith(("you had made this exact", "you had already answered"))
-                for note in turn_notes(steps, key)
-            ),
+            repeated=bool(repeats(steps, key)),
             talks=bool(record.outcome.get("talks", True)),
             moves=moves,
             secrets=[str(x) for x in record.outcome.get("secrets") or []],
