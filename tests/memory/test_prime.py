@@ -27,6 +27,7 @@ from rapport.memory.prime import (
     names_any,
     quotes,
     turn_notes,
+    zone_prompt,
 )
 
 
@@ -311,6 +312,14 @@ def test_a_prompt_line_reads_as_one_sentence() -> None:
         "When the user has said no twice: Asked again (the episode failed). Guess now."
     )
     assert e.model_copy(update={"situation": "TV is off"}).line().startswith("When TV is off:")
+    assert e.line(action=False) == (
+        "When the user has said no twice (the episode failed from here): Guess now."
+    )
+    golden = e.model_copy(update={"zone": "golden", "id": "exp-2", "lesson": "Ask size."})
+    shown = zone_prompt([e, golden])
+    assert "Asked again" not in shown.split("Warnings (avoid this):")[1], "no failed move"
+    assert "When the user has said no twice: Asked again (the episode succeeded)." in shown
+    assert "Asked again (the episode failed)" in zone_prompt([e], warning_actions=True)
 
 
 async def test_by_default_the_log_writes_situation_action_and_outcome() -> None:

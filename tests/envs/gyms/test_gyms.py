@@ -227,3 +227,14 @@ def test_a_repeated_query_is_pointed_out() -> None:
     assert "exact move before" not in first.observation + other.observation
     assert again.observation.startswith(first.observation)
     assert "(You made this exact move before" in again.observation
+
+
+def test_a_repeated_wrong_answer_is_pointed_out_and_counts_as_a_repeat() -> None:
+    gym = make_gym("telepathy")
+    gym.reset(0)
+    wrong = "rubber duck" if gym.hidden()["entity"] != "rubber duck" else "canoe"
+    first = gym.step(f"[answer] {wrong}")
+    assert not first.done and "exact answer before" not in first.observation
+    assert gym.repeats(f"[answer]  {wrong.upper()}") and not gym.repeats("[answer] lighthouse")
+    again = gym.step(f"[answer] {wrong}")
+    assert "(You gave this exact answer before; try a different one.)" in again.observation

@@ -125,7 +125,7 @@ class Gym:
         self.judge: Model | None = None
         """A judge model for gyms whose final answer needs one (set by the runner)."""
         self._made: set[tuple[str, str]] = set()
-        """The ``[action]``/``[search]`` moves made this episode (kind, normalized text)."""
+        """The ``[action]``/``[search]``/``[answer]`` moves made this episode (kind, text)."""
         self._pending: Action | None = None
         """The move being stepped (set by `parse`, read once the step is finished)."""
 
@@ -151,8 +151,8 @@ class Gym:
         return action
 
     def repeats(self, message: str) -> bool:
-        """Whether the message's move is an ``[action]``/``[search]`` already made this
-        episode (word for word, case and punctuation aside)."""
+        """Whether the message's move is an ``[action]``, ``[search]`` or ``[answer]`` already
+        made this episode (word for word, case and punctuation aside)."""
         key = _made_key(self.parse(message))
         return key is not None and key in self._made
 
@@ -212,6 +212,8 @@ class Gym:
         if key is None:
             return ""
         if key in self._made:
+            if key[0] == "answer":
+                return "\n(You gave this exact answer before; try a different one.)"
             return "\n(You made this exact move before; try something new or give your answer.)"
         self._made.add(key)
         return ""
@@ -294,9 +296,11 @@ class Gym:
 
 
 def _made_key(action: Action) -> tuple[str, str] | None:
-    """How a made ``[action]``/``[search]`` is remembered (kind, normalized text); None for
-    the other moves, which are never repeats."""
-    return (action.kind, normalize(action.text)) if action.kind in _SINGLE_LINE else None
+    """How a made ``[action]``, ``[search]`` or ``[answer]`` is remembered (kind, normalized
+    text); None for the other moves, which are never repeats. An answer that did not end
+    the episode was wrong, so giving it again is a repeat too (TelepathyGym)."""
+    made = _SINGLE_LINE | {"answer"}
+    return (action.kind, normalize(action.text)) if action.kind in made else None
 
 
 def words(text: str) -> set[str]:

@@ -88,11 +88,17 @@ class Experience(BaseModel):
         pre = " ".join(p.rstrip(".") + "." for p in c.preconditions)
         return f"{envs}, {self.stage} stage. Known so far: {self.situation.rstrip('.')}. {pre}"
 
-    def line(self) -> str:
-        """One prompt line: when, what was done and how the episode ended, the lesson."""
+    def line(self, *, action: bool = True) -> str:
+        """One prompt line: when, what was done and how the episode ended, the lesson.
+
+        ``action=False`` leaves out what was done ("When ...: in an episode that failed,
+        ..."): a small agent shown a failed move tends to make it again, word for word.
+        """
         when = self.situation.rstrip(".")
         if when[:2].istitle():  # "The agent ..." -> "the agent ...", but not "TV ..."
             when = when[0].lower() + when[1:]
+        if not action:
+            return f"When {when} ({RESULT[self.zone]} from here): {self.lesson}"
         return f"When {when}: {self.action.rstrip('.')} ({RESULT[self.zone]}). {self.lesson}"
 
     def glance(self) -> str:

@@ -38,6 +38,9 @@ class PrimeOptions(BaseModel):
     """Show the distiller the lessons that failed a check (too short, looping, naming the
     answer, a false "again" ...) and have it write them again; what still fails is dropped
     and listed in the library's history."""
+    warning_actions: bool = False
+    """Show the agent a warning's failed move, not only its situation and lesson (a small
+    agent copies the move it is warned against)."""
     select_k: int = Field(default=3, ge=1)
     """Experiences the selection model may pick per turn."""
     max_candidates: int = Field(default=20, ge=1)
@@ -141,7 +144,7 @@ class PrimeMemory(BaseMemory):
         else:
             chosen = candidates[: self.settings.select_k]
         episode.used.update(e.id for e in chosen)
-        return zone_prompt(chosen)
+        return zone_prompt(chosen, warning_actions=self.settings.warning_actions)
 
     async def learn(self, user: UserRef, record: SessionRecord) -> None:
         """Track usage, distil the episode, run one evolution iteration (train sessions only)."""

@@ -78,11 +78,18 @@ async def select(
     return chosen, "model"
 
 
-def zone_prompt(experiences: list[Experience]) -> str:
-    """The retrieved experiences for the agent's prompt, grouped by zone."""
+def zone_prompt(experiences: list[Experience], *, warning_actions: bool = False) -> str:
+    """The retrieved experiences for the agent's prompt, grouped by zone.
+
+    A warning's failed move is left out unless ``warning_actions``: on 6 function episodes
+    the embedded 1.5B agent made the move a warning showed, word for word, on all 6, and on
+    none with only the lesson shown.
+    """
     parts = []
     for zone in ZONE_ORDER:
         group = [e for e in experiences if e.zone == zone]
+        shown = warning_actions or zone != "warning"
         if group:
-            parts.append(ZONE_TITLES[zone] + ":\n" + "\n".join(f"- {e.line()}" for e in group))
+            lines = "\n".join(f"- {e.line(action=shown)}" for e in group)
+            parts.append(f"{ZONE_TITLES[zone]}:\n{lines}")
     return "\n".join(parts)
