@@ -69,6 +69,7 @@ def test_near_duplicates_match_but_swapped_or_different_lessons_do_not() -> None
     assert not same_lesson(a, "Query each input alone before answering.")
     assert babbles("ask whether it is a plant or a vehicle or a plant or a vehicle or a plant")
     assert not babbles("Ask whether it is alive, then whether it is bigger than a dog.")
+    assert not babbles("Do not answer until f(1, 1, 1, 1) is 7; query f(1, 1, 1, 1) first.")
     assert not babbles(
         "Do not ask whether it's a living thing again; ask whether it's a living tool."
     )
@@ -182,8 +183,11 @@ def test_the_library_records_merges_and_lists_the_lessons_it_dropped() -> None:
     assert lib.same_as(exp(3, "Query each input alone before answering.", "golden")) is None
     lib.commit(added=[], removed=[], note="nothing")
     assert lib.version == 1, "no change, no version"
+    lib.commit(added=[], removed=[], note="distilled ep2", dropped=['"y" (too short)'])
+    assert lib.version == 2, "a distillation whose every lesson was dropped is recorded"
     md = lib.to_markdown()
     assert "+1 -0, 1 dropped" in md and '- v1: "x" (too short)' in md
+    assert '- v2: "y" (too short)' in md
     assert md.index("## Lessons not kept") > md.index("## History")
 
 

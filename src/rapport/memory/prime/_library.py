@@ -78,9 +78,10 @@ class ExperienceLibrary(BaseModel):
         merged: list[str] | None = None,
         dropped: list[str] | None = None,
     ) -> None:
-        """Record a change set as a new version (no-op when nothing was added, removed or
-        merged; ``dropped`` lessons are recorded with the change, never alone)."""
-        if added or removed or merged:
+        """Record a change set as a new version (no-op when nothing was added, removed,
+        merged or dropped: a distillation whose every lesson failed its checks is kept as a
+        version too, so the audit trail misses none)."""
+        if added or removed or merged or dropped:
             self.version += 1
             self.history.append(
                 LibraryVersion(

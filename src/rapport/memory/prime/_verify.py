@@ -52,12 +52,14 @@ def quotes(text: str, sources: list[str], n: int = 6) -> bool:
 
 
 def babbles(text: str) -> bool:
-    """Whether ``text`` loops: a run of three words that comes three times, or of eight that
-    comes twice (the degenerate repetition small models fall into; "do not ask whether it
-    is a ...; instead, ask whether it is a ..." is not a loop)."""
-    words = tokens(text)
+    """Whether ``text`` loops: a run of three words that comes three times, or of eight
+    tokens that comes twice (the degenerate repetition small models fall into). Numbers
+    and one-letter tokens do not count towards the three (``f(1, 1, 1, 1)`` is not a loop),
+    and "do not ask whether it is a ...; instead, ask whether it is a ..." is not one."""
+    every = tokens(text)
+    words = [w for w in every if len(w) > 1 and not w.isdigit()]
     threes = Counter(tuple(words[i : i + 3]) for i in range(len(words) - 2))
-    eights = Counter(tuple(words[i : i + 8]) for i in range(len(words) - 7))
+    eights = Counter(tuple(every[i : i + 8]) for i in range(len(every) - 7))
     return any(n >= 3 for n in threes.values()) or any(n >= 2 for n in eights.values())
 
 
