@@ -49,7 +49,14 @@ def _cli(entry: Path, *args: str, home: Path) -> subprocess.Popen[str]:
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # a suite started in the background (`... &` in a script) inherits SIGINT ignored,
+        # and a Python started that way never turns Ctrl-C into KeyboardInterrupt
+        preexec_fn=_default_sigint,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _stored(run_dir: Path) -> int:
@@ -108,11 +115,7 @@ def test_ctrl_c_stops_with_130_keeping_finished_sessions(tmp_path: Path) -> None
     entry = tmp_path / "entry.py"
     entry.write_text(ENTRY)
     run_dir = tmp_path / "run"
-    # far more sessions than the signal lets finish: a busy machine that is slow to see the
-    # second one stored must not see the whole run done before the signal is sent
-    longer = [*ARGS[:5], "4", ARGS[6], "25", *ARGS[8:]]
-    assert longer[4:8] == ["--users", "4", "--sessions", "25"]
-    proc = _cli(entry, *longer, "--run-dir", str(run_dir), home=tmp_path / "home")
+    proc = _cli(entry, *ARGS, "--run-dir", str(run_dir), home=tmp_path / "home")
     deadline = time.monotonic() + 120
     while _stored(run_dir) < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -120,4 +123,4 @@ def test_ctrl_c_stops_with_130_keeping_finished_sessions(tmp_path: Path) -> None
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert "resume" in err and len(err.strip().splitlines()) == 1
-    assert 2 <= _stored(run_dir) < 200
+    assert 2 <= _stored(run_dir) < 20
