@@ -26,6 +26,8 @@ _LABEL = re.compile(
     rf"^[ \t>#*_`-]*({_NAMES})[*_`]*[ \t]*(?::|-(?=\s))[*_`]*", re.IGNORECASE | re.MULTILINE
 )
 _SINGLE_LINE = {"action", "search"}
+_REPEATABLE = _SINGLE_LINE | {"answer"}
+"""The moves a gym remembers, so that making one again is a repeat (see `_made_key`)."""
 
 
 def format_rule(moves: tuple[str, ...] | list[str]) -> str:
@@ -206,7 +208,7 @@ class Gym:
         return f"\n({when}: end with your {self.final_move} now, e.g. `{example}`.)"
 
     def _repeat_notice(self) -> str:
-        """A note when the move just taken is an ``[action]``/``[search]`` made before."""
+        """A note when the move just taken was made before (`_made_key`)."""
         action, self._pending = self._pending, None
         key = _made_key(action) if action else None
         if key is None:
@@ -299,8 +301,7 @@ def _made_key(action: Action) -> tuple[str, str] | None:
     """How a made ``[action]``, ``[search]`` or ``[answer]`` is remembered (kind, normalized
     text); None for the other moves, which are never repeats. An answer that did not end
     the episode was wrong, so giving it again is a repeat too (TelepathyGym)."""
-    made = _SINGLE_LINE | {"answer"}
-    return (action.kind, normalize(action.text)) if action.kind in made else None
+    return (action.kind, normalize(action.text)) if action.kind in _REPEATABLE else None
 
 
 def words(text: str) -> set[str]:

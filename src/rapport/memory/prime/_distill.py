@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -385,7 +385,6 @@ async def distill(
     keys = key_turns([s.reward for s in steps], trajectory_reward=reward, method=credit, k=k)
     zone = zone_of(reward)
     hidden = record.outcome.get("hidden") if reveal_hidden else None
-    moves = [str(m) for m in record.outcome.get("moves") or []]
     prompt = distill_prompt(
         env,
         steps,
@@ -398,15 +397,15 @@ async def distill(
     )
     written, reply = await _write(model, prompt, fields, steps, keys, reward)
     written = written[: len(keys)]
+    episode = TurnFacts(
+        turn=0,
+        talks=bool(record.outcome.get("talks", True)),
+        moves=[str(m) for m in record.outcome.get("moves") or []],
+        secrets=[str(x) for x in record.outcome.get("secrets") or []],
+        replies=[s.observation for s in steps],
+    )
     facts = [
-        TurnFacts(
-            turn=steps[key].turn + 1,
-            repeated=bool(repeats(steps, key)),
-            talks=bool(record.outcome.get("talks", True)),
-            moves=moves,
-            secrets=[str(x) for x in record.outcome.get("secrets") or []],
-            replies=[s.observation for s in steps],
-        )
+        replace(episode, turn=steps[key].turn + 1, repeated=bool(repeats(steps, key)))
         for key in keys
     ]
 

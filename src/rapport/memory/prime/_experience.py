@@ -91,8 +91,8 @@ class Experience(BaseModel):
     def line(self, *, action: bool = True) -> str:
         """One prompt line: when, what was done and how the episode ended, the lesson.
 
-        ``action=False`` leaves out what was done ("When ...: in an episode that failed,
-        ..."): a small agent shown a failed move tends to make it again, word for word.
+        ``action=False`` leaves out what was done ("When ... (the episode failed from
+        here): ..."): a small agent shown a failed move tends to make it again, word for word.
         """
         when = self.situation.rstrip(".")
         if when[:2].istitle():  # "The agent ..." -> "the agent ...", but not "TV ..."
@@ -101,14 +101,15 @@ class Experience(BaseModel):
             return f"When {when} ({RESULT[self.zone]} from here): {self.lesson}"
         return f"When {when}: {self.action.rstrip('.')} ({RESULT[self.zone]}). {self.lesson}"
 
+    def learned(self) -> str:
+        """``learned in 1 episode`` / ``learned in 3 episodes``."""
+        return f"learned in {self.episodes} episode{'s' if self.episodes != 1 else ''}"
+
     def glance(self) -> str:
         """One Markdown list line: zone and stage, the lesson, how often it was learned and
         used, and the id of its full entry."""
-        seen = f"{self.episodes} episode{'s' if self.episodes != 1 else ''}"
-        return (
-            f"- *{self.zone}, {self.stage}*: {self.lesson} (learned in {seen}, used "
-            f"{self.uses}x; {self.id})"
-        )
+        track = f"{self.learned()}, used {self.uses}x; {self.id}"
+        return f"- *{self.zone}, {self.stage}*: {self.lesson} ({track})"
 
     def markdown(self) -> str:
         """A readable Markdown block."""
@@ -119,8 +120,7 @@ class Experience(BaseModel):
             f"- **Situation:** {self.situation}\n- **Action:** {self.action}\n"
             f"- **Outcome:** {self.outcome}\n- **Lesson:** {self.lesson}\n"
             f"- **Applies to:** {', '.join(c.envs) or '-'}; {self.turns()}; preconditions: {pre}\n"
-            f"- **Track record:** learned in {self.episodes} "
-            f"episode{'s' if self.episodes != 1 else ''}; used {self.uses}x, success "
+            f"- **Track record:** {self.learned()}; used {self.uses}x, success "
             f"{self.success_rate:.0%}; "
             f"origin {self.origin}"
             + (f" of {', '.join(self.parents)}" if self.parents else "")
