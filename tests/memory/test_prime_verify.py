@@ -70,6 +70,8 @@ def test_near_duplicates_match_but_swapped_or_different_lessons_do_not() -> None
     assert babbles("ask whether it is a plant or a vehicle or a plant or a vehicle or a plant")
     assert not babbles("Ask whether it is alive, then whether it is bigger than a dog.")
     assert not babbles("Do not answer until f(1, 1, 1, 1) is 7; query f(1, 1, 1, 1) first.")
+    recurs = "Ask whether it is an insect before asking whether it is a reptile; instead, ask"
+    assert not babbles(recurs + " whether it is a bird first.")
     assert not babbles(
         "Do not ask whether it's a living thing again; ask whether it's a living tool."
     )
@@ -129,6 +131,7 @@ async def test_a_failed_lesson_goes_back_with_why_and_its_rewrite_is_checked_aga
     assert len(api.requests) == 2 and out.refined == 2
     prompt, fix = api.requests[0].messages[0].content, api.requests[1].messages
     assert "Its rules, as the agent read them: Query with `[action] f(1, 2, 3, 4)`." in prompt
+    assert '"Ask whether' not in prompt, "no example lesson asks where nobody answers"
     assert [m.role for m in fix] == ["user", "assistant", "user"]
     asked = 'lesson 2, "Ask whether the rule is linear.": it tells the agent to ask'
     assert asked in fix[2].content

@@ -24,6 +24,16 @@ ZONE_TEXT = {
 }
 
 
+ASKING_EXAMPLES = (
+    '"Ask whether ... first", "Query ... before ...", "Do not answer until ...; instead ..."'
+)
+QUERY_EXAMPLES = (
+    '"Query ... before ...", "Try ... rather than ...", "Do not answer until ...; instead ..."'
+)
+"""Example lesson openings for the distiller: where nobody answers questions (FunctionGym,
+SearchGym) none of them asks one."""
+
+
 @dataclass(frozen=True)
 class Exploration:
     """One recorded step of a rollout: state, action, turn reward, observation."""
@@ -110,6 +120,7 @@ def distill_prompt(
     fields: Fields = "all",
     *,
     rules: str = "",
+    talks: bool = True,
 ) -> list[Message]:
     """The distillation prompt for a trajectory and its key turns.
 
@@ -117,7 +128,8 @@ def distill_prompt(
     shown to the distiller after the episode so that its lessons can say what would have
     found it; None leaves it out. ``fields``: the prompt asking for every field (``all``)
     or for lessons only (``lesson``). Both list what the log shows (`episode_facts`).
-    ``rules``: the environment's instructions to the agent (the moves it takes).
+    ``rules``: the environment's instructions to the agent (the moves it takes); ``talks``:
+    whether someone answers questions there (if not, no example lesson asks one).
     """
     turns = "\n".join(
         f"[turn {steps[k].turn + 1}] state: {_flat(steps[k].state)}\n  action: "
@@ -147,6 +159,7 @@ def distill_prompt(
         zone=zone,
         zone_meaning=meaning,
         zone_instruction=instruction,
+        lesson_examples=ASKING_EXAMPLES if talks else QUERY_EXAMPLES,
         opening=_clip(steps[0].state) if steps else "",
         reveal=reveal,
         episode=episode,
@@ -385,6 +398,7 @@ async def distill(
     keys = key_turns([s.reward for s in steps], trajectory_reward=reward, method=credit, k=k)
     zone = zone_of(reward)
     hidden = record.outcome.get("hidden") if reveal_hidden else None
+    talks = bool(record.outcome.get("talks", True))
     prompt = distill_prompt(
         env,
         steps,
@@ -394,12 +408,13 @@ async def distill(
         hidden if isinstance(hidden, dict) else None,
         fields,
         rules=str(record.outcome.get("rules", "")),
+        talks=talks,
     )
     written, reply = await _write(model, prompt, fields, steps, keys, reward)
     written = written[: len(keys)]
     episode = TurnFacts(
         turn=0,
-        talks=bool(record.outcome.get("talks", True)),
+        talks=talks,
         moves=[str(m) for m in record.outcome.get("moves") or []],
         secrets=[str(x) for x in record.outcome.get("secrets") or []],
         replies=[s.observation for s in steps],

@@ -52,15 +52,21 @@ def quotes(text: str, sources: list[str], n: int = 6) -> bool:
 
 
 def babbles(text: str) -> bool:
-    """Whether ``text`` loops: a run of three words that comes three times, or of eight
-    tokens that comes twice (the degenerate repetition small models fall into). Numbers
-    and one-letter tokens do not count towards the three (``f(1, 1, 1, 1)`` is not a loop),
-    and "do not ask whether it is a ...; instead, ask whether it is a ..." is not one."""
+    """Whether ``text`` loops, as small models fall into: a run of one or two words said
+    three times back to back, or of three to eight said twice back to back, or a run of
+    eight tokens that comes twice anywhere. Numbers and one-letter words do not count
+    towards the back-to-back runs (``f(1, 1, 1, 1)`` is not a loop), and a phrase that
+    merely recurs ("ask whether it is ... before asking whether it is ...") is not one."""
     every = tokens(text)
     words = [w for w in every if len(w) > 1 and not w.isdigit()]
-    threes = Counter(tuple(words[i : i + 3]) for i in range(len(words) - 2))
+    for n in range(1, 9):
+        times = 3 if n < 3 else 2
+        for i in range(len(words) - n * times + 1):
+            run = words[i : i + n]
+            if all(words[i + k * n : i + (k + 1) * n] == run for k in range(1, times)):
+                return True
     eights = Counter(tuple(every[i : i + 8]) for i in range(len(every) - 7))
-    return any(n >= 3 for n in threes.values()) or any(n >= 2 for n in eights.values())
+    return any(n >= 2 for n in eights.values())
 
 
 def english(text: str) -> bool:
