@@ -15,7 +15,7 @@ from ._credit import Credit, key_turns, stage_of, zone_of
 from ._experience import Conditions, Experience
 from ._prompts import render
 from ._situation import compact_situation, move_gist
-from ._verify import TurnFacts, lesson_problems, same_lesson
+from ._verify import LESSON_CHARS, TurnFacts, lesson_problems, same_lesson
 
 ZONE_TEXT = {
     "golden": ("it worked", "say what to do"),
@@ -74,7 +74,7 @@ class DistilledText(BaseModel):
     situation: str = Field(max_length=200)
     action: str = Field(max_length=150)
     outcome: str = Field(max_length=200)
-    lesson: str = Field(max_length=200)
+    lesson: str = Field(max_length=LESSON_CHARS)
     preconditions: list[Annotated[str, Field(max_length=100)]] = Field(
         default_factory=list, max_length=3
     )
@@ -89,7 +89,9 @@ class Distillation(BaseModel):
 class Lessons(BaseModel):
     """The model's lessons for the key turns, in order (the log supplies the rest)."""
 
-    lessons: list[Annotated[str, Field(max_length=200)]] = Field(min_length=1, max_length=3)
+    lessons: list[Annotated[str, Field(max_length=LESSON_CHARS)]] = Field(
+        min_length=1, max_length=3
+    )
 
 
 Fields = Literal["lesson", "all"]

@@ -8,6 +8,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
+LESSON_CHARS = 200
+"""The longest lesson the distiller may write (its schema's limit)."""
 _STOP_WORDS = "a an the is are be it its s this that to of you your do does"
 _STOP = frozenset(_STOP_WORDS.split())
 _META = re.compile(
@@ -100,6 +102,8 @@ def lesson_problems(lesson: str, facts: TurnFacts) -> list[str]:
     if len(tokens(text)) < 4:
         return ["is too short to act on"]
     problems = []
+    if len(text) >= LESSON_CHARS - 5 and text[-1] not in ".!?)\"'":
+        problems.append(f"is cut off mid-sentence (keep it under {LESSON_CHARS} characters)")
     if babbles(text):
         problems.append("repeats itself")
     if names_any(text, facts.secrets):
