@@ -37,6 +37,7 @@ def test_each_check_rejects_what_it_names_and_passes_a_plain_lesson() -> None:
     assert lesson_problems("Do not answer before asking or querying anything.", FUNCTION) == []
     cases = {
         "Query more.": "too short",
+        "Ask whether it is an object first. If it is not, ask whether it is a place,": "cut off",
         "Query f(1, 0, 0, 0), then f(0, 1, 0, 0), then " + "vary c and d " * 12: "is cut off",
         "Pregunta si es un animal o una planta antes de adivinar.": "",  # ASCII: Spanish passes
         "اسأل إذا كان حيوانا قبل أن تخمن الجواب": "not written in English",

@@ -93,6 +93,15 @@ class TurnFacts:
     replies: list[str] = field(default_factory=list)
 
 
+def cut_off(text: str) -> bool:
+    """Whether a lesson stops mid-sentence: on a comma, semicolon, colon or dash, or near
+    the length limit without a sentence's end."""
+    end = text.rstrip()[-1:]
+    return end in {",", ";", ":", "-"} or (
+        len(text) >= LESSON_CHARS - 15 and end not in {".", "!", "?", ")", '"', "'"}
+    )
+
+
 def lesson_problems(lesson: str, facts: TurnFacts) -> list[str]:
     """Why ``lesson`` cannot go into the library (empty: it can), each reason a clause that
     reads after "the lesson ..." and tells the distiller what to fix."""
@@ -102,7 +111,7 @@ def lesson_problems(lesson: str, facts: TurnFacts) -> list[str]:
     if len(tokens(text)) < 4:
         return ["is too short to act on"]
     problems = []
-    if len(text) >= LESSON_CHARS - 5 and text[-1] not in ".!?)\"'":
+    if cut_off(text):
         problems.append(f"is cut off mid-sentence (keep it under {LESSON_CHARS} characters)")
     if babbles(text):
         problems.append("repeats itself")
