@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from rapport import models_home
+
 
 @pytest.fixture(autouse=True)
 def _one_llama_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
@@ -26,10 +28,25 @@ def _one_llama_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-@pytest.fixture
-def rapport_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private RAPPORT_HOME for tests that write caches (the model files are not there)."""
-    home = tmp_path / "rapport-home"
+# The machine's model files, read once before any test hides the machine's RAPPORT_HOME.
+_MACHINE_MODELS = str(models_home())
+
+
+@pytest.fixture(autouse=True)
+def rapport_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test runs with a private, empty RAPPORT_HOME (no response cache, no embedding
+    export, nothing an earlier run left); the joined model files stay reachable through
+    RAPPORT_MODELS. A test that needs a warm cache builds it in this home itself."""
+    home = tmp_path_factory.mktemp("rapport-home")
     monkeypatch.setenv("RAPPORT_HOME", str(home))
+    monkeypatch.setenv("RAPPORT_MODELS", _MACHINE_MODELS)
     os.makedirs(home, exist_ok=True)
     return home
+
+
+@pytest.fixture
+def own_models(rapport_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """For tests that join or list model files: the private home's own, empty models folder
+    instead of the machine's (``$RAPPORT_HOME/models``); returns the home."""
+    monkeypatch.delenv("RAPPORT_MODELS")
+    return rapport_home

@@ -13,4 +13,13 @@ def rapport_home() -> Path:
     return Path(os.environ.get("RAPPORT_HOME") or Path.home() / ".cache" / "rapport")
 
 
-__all__ = ["__version__", "rapport_home"]
+def models_home() -> Path:
+    """Where the joined model files live: ``$RAPPORT_MODELS``, else ``rapport_home()/models``.
+
+    Its own setting so that a private, empty ``RAPPORT_HOME`` (the tests') can still use the
+    model files installed once on the machine.
+    """
+    return Path(os.environ.get("RAPPORT_MODELS") or rapport_home() / "models")
+
+
+__all__ = ["__version__", "models_home", "rapport_home"]

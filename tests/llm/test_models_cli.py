@@ -9,7 +9,7 @@ from rapport.cli import main
 
 
 def test_list_shows_every_embedded_model_and_whether_it_is_joined(
-    rapport_home: Path, capsys: pytest.CaptureFixture[str]
+    own_models: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["models", "list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
@@ -18,11 +18,11 @@ def test_list_shows_every_embedded_model_and_whether_it_is_joined(
         "llamacpp/qwen2.5-coder-0.5b",
     ]
     assert not any(r["joined"] for r in rows)
-    assert rows[0]["path"] == str(rapport_home / "models" / "qwen2.5-coder-1.5b.gguf")
+    assert rows[0]["path"] == str(own_models / "models" / "qwen2.5-coder-1.5b.gguf")
 
 
 def test_verify_fails_with_exit_2_when_a_model_is_missing(
-    rapport_home: Path, capsys: pytest.CaptureFixture[str]
+    own_models: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["models", "verify"]) == 2
     out = capsys.readouterr().out

