@@ -8,7 +8,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rapport.llm import GenerateConfig, Message, Model, ModelError
+from rapport.llm import (
+    GenerateConfig,
+    Invalid,
+    Message,
+    Model,
+    ModelError,
+    ModelOutput,
+    ask_again,
+)
 
 from ._executor import CallRefused, parse_call
 from ._tasks import BfclTask
@@ -74,24 +82,28 @@ async def coarsen(task: BfclTask, model: Model, *, retries: int = 2) -> Coarsene
     template = resources.files(__package__).joinpath("coarsen_prompt.md").read_text("utf-8")
     messages = [Message(role="user", content=template.format(turns=turns))]
     missing: list[str] = []
-    for _attempt in range(retries + 1):
-        try:
-            output = await model.generate(
-                messages, schema=CoarseTask, config=GenerateConfig(max_tokens=700)
-            )
-        except ModelError as exc:
-            return Coarsened(instruction=None, reason=f"coarsening failed: {exc}"[:500])
-        text = output.parsed.instruction
-        missing = missing_literals(text, required)
-        if not missing:
-            return Coarsened(instruction=text)
-        messages = [
-            *messages,
-            Message(role="assistant", content=output.text),
-            Message(
-                role="user", content=f"These values are missing, keep them verbatim: {missing}"
-            ),
-        ]
+
+    def keeps_values(output: ModelOutput, last: bool) -> str:
+        missing[:] = missing_literals(output.parsed.instruction, required)
+        if missing and not last:
+            raise Invalid(f"These values are missing, keep them verbatim: {missing}")
+        return str(output.parsed.instruction)
+
+    try:
+        text = await ask_again(
+            model,
+            messages,
+            keeps_values,
+            feedback=lambda reason: reason,
+            attempts=retries + 1,
+            schema=CoarseTask,
+            config=GenerateConfig(max_tokens=700),
+            what="coarse instruction",
+        )
+    except ModelError as exc:
+        return Coarsened(instruction=None, reason=f"coarsening failed: {exc}"[:500])
+    if not missing:
+        return Coarsened(instruction=text)
     return Coarsened(
         instruction=None,
         reason=f"task {task.id} dropped: coarse instruction lost values {missing}",

@@ -6,7 +6,15 @@ import re
 from collections.abc import Sequence
 from importlib import resources
 
-from rapport.llm import GenerateConfig, Message, Model
+from rapport.llm import (
+    GenerateConfig,
+    Invalid,
+    Message,
+    Model,
+    ModelOutput,
+    OutputValidationError,
+    ask_again,
+)
 
 from ._settings import Setting
 
@@ -67,21 +75,29 @@ class UserSimulator:
             messages.append(
                 Message(role="user", content="(The assistant is ready. Say what you need.)")
             )
-        for _attempt in range(self.retries + 1):
-            text = (await self.model.generate(messages, config=GenerateConfig(max_tokens=200))).text
-            leaks = leaked_terms(text.replace(END_TOKEN, ""), self.settings)
-            if not leaks:
-                return text.strip()
-            messages = [
-                *messages,
-                Message(role="assistant", content=text),
-                Message(
-                    role="user",
-                    content=f"(Rewrite that message without the words {leaks}: show how you "
-                    "feel through your reaction only.)",
-                ),
-            ]
-        raise PreferenceLeak(f"the simulated user kept naming its preference: {leaks}")
+
+        def unleaked(output: ModelOutput, _last: bool) -> str:
+            leaks = leaked_terms(output.text.replace(END_TOKEN, ""), self.settings)
+            if leaks:
+                raise Invalid(
+                    f"(Rewrite that message without the words {leaks}: show how you "
+                    "feel through your reaction only.)"
+                )
+            return output.text.strip()
+
+        try:
+            return await ask_again(
+                self.model,
+                messages,
+                unleaked,
+                feedback=lambda reason: reason,
+                attempts=self.retries + 1,
+                config=GenerateConfig(max_tokens=200),
+                what="user message",
+            )
+        except OutputValidationError as exc:  # every attempt leaked (no schema is asked for)
+            leaks = leaked_terms(exc.raw.replace(END_TOKEN, ""), self.settings)
+            raise PreferenceLeak(f"the simulated user kept naming its preference: {leaks}") from exc
 
 
 def is_end(text: str) -> bool:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from rapport.llm import GenerateConfig, Message, Model, ModelError
+from rapport.llm import GenerateConfig, Message, Model, ModelError, retry_messages
 from rapport.log import GymOutcome, Provenance, SessionRecord
 
 from ._credit import Credit, key_turns, stage_of, zone_of
@@ -438,11 +438,8 @@ async def distill(
     problems = check(written)
     refined = sum(bool(p) for p in problems)
     if refine and refined:
-        retry = [
-            *prompt,
-            Message(role="assistant", content=reply),
-            Message(role="user", content=_refine_request([w[3] for w in written], problems)),
-        ]
+        # not `ask_again`: a rewrite replaces only the lessons that failed, the rest stand
+        retry = retry_messages(prompt, reply, _refine_request([w[3] for w in written], problems))
         try:
             again, _ = await _write(model, retry, fields, steps, keys, reward)
         except ModelError:  # the first batch stands; what failed its checks is dropped
