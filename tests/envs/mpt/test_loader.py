@@ -110,7 +110,10 @@ def test_changed_inputs_are_noted_and_not_count_checked(tmp_path: Path) -> None:
     [
         (lambda r: (r / "configs/datasets/tiny-v1.json").unlink(), "missing dataset config"),
         (lambda r: (r / "data/tiny.json").write_text('{"a": 1}'), "JSON list of examples"),
-        (lambda r: (r / "data/tiny.json").write_text('[{"query": "hi"}]'), "no 'example_id'"),
+        (
+            lambda r: (r / "data/tiny.json").write_text('[{"query": "hi"}]'),
+            "has no 'example_id' and no 'sessions'",
+        ),
         (
             lambda r: (r / "configs/queries/tiny-v1.json").write_text("{}"),
             "queries_config has no 'inputs'",
@@ -130,3 +133,18 @@ def test_the_benchmark_runs_on_the_release(tmp_path: Path) -> None:
     users = bench.users(5, 0)
     specs = bench.sessions(users[0], 1, 0)
     assert [s.split for s in specs] == ["train", "train"] + ["eval"] * 7
+
+
+def test_the_cli_refuses_another_layout_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rapport.cli import main
+
+    root = write_release(tmp_path / "release")
+    (root / "data/tiny.json").write_text(json.dumps([{"example_id": "x", "query": "hi"}]))
+    argv = ["run", "mpt", "--release", str(root), "--dataset", "tiny-v1"]
+    argv += ["--model", "all=scripted/echo", "--run-dir", str(tmp_path / "r"), "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no 'sessions'" in err[0]
+    assert not (tmp_path / "r").exists()

@@ -140,9 +140,11 @@ def read_release(
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise ReleaseLayoutError("release layout: the data file is not a JSON list of examples")
     for i, row in enumerate(rows):
-        if "example_id" not in row or "sessions" not in row:
+        missing = [k for k in ("example_id", "sessions") if k not in row]
+        if missing:
             raise ReleaseLayoutError(
-                f"release layout: example {i} has no 'example_id' or 'sessions'"
+                f"release layout: example {i} of the data file has no "
+                + " and no ".join(f"'{k}'" for k in missing)
             )
     return ReleaseInputs(
         dataset_id=str(config.get("dataset_id", dataset)),
