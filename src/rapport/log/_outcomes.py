@@ -104,9 +104,18 @@ class MPTEvalOutcome(BaseOutcome):
     api_schema: dict[str, Any] = Field(default_factory=dict)
     """The target API's schema (JSON)."""
     predicted: dict[str, Any] | None = None
+    predicted_name: str | None = None
+    """The function the agent called (None: the instance fixed it to the gold function)."""
     valid: bool = False
     gold: dict[str, Any] = Field(default_factory=dict)
+    allowed: dict[str, list[Any]] = Field(default_factory=dict)
+    """Every gold slot with its allowed values (the release's product of gold calls);
+    empty: the gold call's own values."""
     pref_slots: list[str] = Field(default_factory=list)
+    pref_map: dict[str, list[str]] = Field(default_factory=dict)
+    """The preference slots of every function the agent was shown (for extra-slot checks)."""
+    difficulty: str = ""
+    """The release's difficulty (easy / medium / hard); empty for generated users."""
     focal_slots: list[str] = Field(default_factory=list)
     open_slots: list[str] = Field(default_factory=list)
     history_sessions: int = 0

@@ -1,4 +1,4 @@
-"""The official-format loader, on a fixture written here."""
+"""Call parsing and the release loader, on a tiny release written here in its layout."""
 
 from __future__ import annotations
 
@@ -7,39 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from rapport.envs.mpt import CallParseError, MPTBenchmark, MPTOptions, load_official, parse_call
+from rapport.envs.mpt import (
+    CallParseError,
+    MPTBenchmark,
+    MPTOptions,
+    ReleaseLayoutError,
+    load_release,
+    parse_call,
+    scenario_counts,
+)
 
-EXAMPLE = {
-    "example_id": "ex-1",
-    "sessions": [
-        {
-            "dialogue_id": "1_00001",
-            "preference_utterance": "Something cheap please.",
-            "explicit_constraints": {"city": "San Jose"},
-            "api_call": ['FindRestaurants(city="San Jose", price_range="cheap")'],
-            "dialogue": [
-                {
-                    "role": "User",
-                    "message": "Find me a cheap place in San Jose.",
-                    "service": ["Restaurants_1"],
-                },
-                {"role": "Assistant", "message": "How about Blue Fern?"},
-            ],
-            "deprecated_api_call": [],
-        },
-        {
-            "dialogue_id": "2_00002",
-            "preference_utterance": "",
-            "explicit_constraints": {},
-            "api_call": ["ReserveCar(pickup_city='Austin', car_type='Compact', days=3)"],
-            "dialogue": [{"role": "User", "message": "A small car in Austin."}],
-            "deprecated_api_call": [],
-        },
-    ],
-    "query": "Book a table in Fremont for tonight.",
-    "gold_api_call": ['FindRestaurants(city="Fremont", price_range="cheap")'],
-    "challenge": "recall",
-}
+from .release_fixture import EXAMPLES, EXPECTED, write_release
 
 
 def test_parse_call_reads_keyword_literals() -> None:
@@ -56,6 +34,7 @@ def test_parse_call_reads_keyword_literals() -> None:
         "Func(**k)",
         "1 + 2",
         "Func(",
+        'Func(a="x", a="y")',
     ],
 )
 def test_parse_call_rejects_anything_but_literal_keywords(text: str) -> None:
@@ -63,29 +42,109 @@ def test_parse_call_rejects_anything_but_literal_keywords(text: str) -> None:
         parse_call(text)
 
 
-def test_load_official_builds_users_and_instances(tmp_path: Path) -> None:
-    path = tmp_path / "mpt.json"
-    path.write_text(json.dumps([EXAMPLE]))
-    [user] = load_official(path)
-    assert [s["domain"] for s in user["history"]] == ["Restaurants_1", "ReserveCar"]
-    assert user["history"][1]["call"]["arguments"]["days"] == 3
-    [inst] = user["instances"]
-    assert inst["challenge"] == "recall"
-    assert inst["gold"]["arguments"] == {"city": "Fremont", "price_range": "cheap"}
-    assert inst["pref_slots"] == ["price_range"]  # Fremont is stated in the query
+def test_counts_per_turn_and_difficulty_equal_the_release_rules(tmp_path: Path) -> None:
+    users = load_release(write_release(tmp_path), "tiny-v1")
+    assert scenario_counts(users) == EXPECTED
+    labels = {(i["challenge"], i["query_type"]) for u in users for i in u["instances"]}
+    assert labels == {
+        (c, q) for c in ("recall", "induction", "transfer") for q in ("single-turn", "multi-turn")
+    }
 
 
-def test_the_benchmark_runs_on_a_loaded_file(tmp_path: Path) -> None:
-    path = tmp_path / "mpt.json"
-    path.write_text(json.dumps([EXAMPLE, {**EXAMPLE, "example_id": "ex-2"}]))
-    bench = MPTBenchmark(MPTOptions(path=str(path)))
-    users = bench.users(1, 0)
+def test_gold_calls_are_the_product_of_allowed_values(tmp_path: Path) -> None:
+    users = load_release(write_release(tmp_path), "tiny-v1")
+    hotel = next(
+        i
+        for i in users[0]["instances"]
+        if i["domain"] == "GetHotels" and i["query_type"] == "multi-turn"
+    )
+    assert hotel["allowed"] == {"location": ["Vallejo"], "average_star": ["1", "2"]}
+    assert [c["arguments"]["average_star"] for c in hotel["gold_calls"]] == ["1", "2"]
+    assert hotel["pref_slots"] == ["average_star"]
+    assert hotel["difficulty"] == "hard" and hotel["challenge"] == "transfer"
+    assert len(hotel["functions"]) == 3  # the agent sees every function and chooses one
+
+
+def test_a_duplicated_keyword_is_an_error_recorded_for_its_example(tmp_path: Path) -> None:
+    users = load_release(write_release(tmp_path), "tiny-v1")
+    [error] = users[1]["errors"]
+    assert "given twice" in error
+    assert [i["domain"] for i in users[1]["instances"]] == ["GetRentalCars"]
+    assert error in users[1]["instances"][0]["notes"]
+
+
+def test_history_sessions_are_named_by_their_function(tmp_path: Path) -> None:
+    users = load_release(write_release(tmp_path), "tiny-v1")
+    assert [s["domain"] for s in users[0]["history"]] == ["GetRestaurants", "chat"]
+
+
+def test_a_replacement_data_file_skips_the_count_check_with_a_note(tmp_path: Path) -> None:
+    root = write_release(tmp_path / "release")
+    subset = tmp_path / "subset.json"
+    subset.write_text(json.dumps(EXAMPLES[:1]))
+    users = load_release(root, "tiny-v1", subset)
+    assert len(users) == 1
+    assert any("not checked" in n for n in users[0]["instances"][0]["notes"])
+
+
+def test_counts_that_differ_from_expected_fail(tmp_path: Path) -> None:
+    root = write_release(tmp_path)
+    config = root / "configs/datasets/tiny-v1.json"
+    data = json.loads(config.read_text())
+    data["expected"]["scenarios"]["singleturn.easy"]["count"] = 5
+    config.write_text(json.dumps(data))
+    with pytest.raises(ReleaseLayoutError, match=r"singleturn.easy: 2 != 5"):
+        load_release(root, "tiny-v1")
+
+
+def test_changed_inputs_are_noted_and_not_count_checked(tmp_path: Path) -> None:
+    root = write_release(tmp_path)
+    (root / "configs/preferences/tiny-v1/pref_list.json").write_text(json.dumps({}))
+    users = load_release(root, "tiny-v1")
+    notes = users[0]["instances"][0]["notes"] if users[0]["instances"] else []
+    assert not notes or any("pref_list" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda r: (r / "configs/datasets/tiny-v1.json").unlink(), "missing dataset config"),
+        (lambda r: (r / "data/tiny.json").write_text('{"a": 1}'), "JSON list of examples"),
+        (
+            lambda r: (r / "data/tiny.json").write_text('[{"query": "hi"}]'),
+            "has no 'example_id' and no 'sessions'",
+        ),
+        (
+            lambda r: (r / "configs/queries/tiny-v1.json").write_text("{}"),
+            "queries_config has no 'inputs'",
+        ),
+    ],
+)
+def test_another_layout_fails_in_one_line(tmp_path: Path, damage, message: str) -> None:  # type: ignore[no-untyped-def]
+    root = write_release(tmp_path)
+    damage(root)
+    with pytest.raises(ReleaseLayoutError, match=message) as info:
+        load_release(root, "tiny-v1")
+    assert "\n" not in str(info.value)
+
+
+def test_the_benchmark_runs_on_the_release(tmp_path: Path) -> None:
+    bench = MPTBenchmark(MPTOptions(release=str(write_release(tmp_path)), dataset="tiny-v1"))
+    users = bench.users(5, 0)
     specs = bench.sessions(users[0], 1, 0)
-    assert [s.split for s in specs] == ["train", "train", "eval"]
+    assert [s.split for s in specs] == ["train", "train"] + ["eval"] * 7
 
 
-def test_a_malformed_file_fails_clearly(tmp_path: Path) -> None:
-    path = tmp_path / "bad.json"
-    path.write_text(json.dumps({"not": "a list"}))
-    with pytest.raises(ValueError, match="JSON list"):
-        load_official(path)
+def test_the_cli_refuses_another_layout_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rapport.cli import main
+
+    root = write_release(tmp_path / "release")
+    (root / "data/tiny.json").write_text(json.dumps([{"example_id": "x", "query": "hi"}]))
+    argv = ["run", "mpt", "--release", str(root), "--dataset", "tiny-v1"]
+    argv += ["--model", "all=scripted/echo", "--run-dir", str(tmp_path / "r"), "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no 'sessions'" in err[0]
+    assert not (tmp_path / "r").exists()

@@ -28,10 +28,12 @@ def _allows(slot: str, value: object) -> bool:
 def test_p_em_needs_every_preference_slot() -> None:
     assert (
         exact_match(
-            {"price_range": "Cheap", "party_size": "2"}, GOLD, ["price_range", "party_size"]
+            {"price_range": "cheap", "party_size": "2"}, GOLD, ["price_range", "party_size"]
         )
         == 1.0
     )
+    # case is kept, as PRefine's scorer keeps it
+    assert exact_match({"price_range": "Cheap", "party_size": 2}, GOLD, ["price_range"]) == 0.0
     assert exact_match({"price_range": "cheap"}, GOLD, ["price_range", "party_size"]) == 0.0
     assert exact_match({"price_range": "moderate", "party_size": 2}, GOLD, ["price_range"]) == 0.0
 

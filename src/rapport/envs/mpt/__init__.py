@@ -1,20 +1,32 @@
-"""MPT-style personalized tool calling across sessions: a seeded generator, a loader for the
-official file layout, a tool-calling agent and the P-EM / OA-F1 / F1 / token-cost metrics."""
+"""MPT-style personalized tool calling across sessions: a seeded generator, the public PRefine
+release built by its own rules, a tool-calling agent and the P-EM / OA-F1 / F1 / token-cost
+metrics scored as PRefine scores them."""
 
 from ._agent import call_api, render_instructions
 from ._benchmark import MPTBenchmark, MPTOptions, MPTUser
 from ._generate import CHALLENGES, QUERY_TYPES, GenerationSettings, generate_user, generate_users
-from ._loader import CallParseError, load_official, parse_call
+from ._loader import CallParseError, parse_call
 from ._metrics import (
     TOKEN_METHOD,
     bootstrap_ci,
+    call_counts,
     count_tokens,
     exact_match,
     instance_scores,
     micro_f1,
+    normalize,
     oa_counts,
     strict_counts,
     summarize,
+)
+from ._release import (
+    DIFFICULTIES,
+    TURNS,
+    ReleaseLayoutError,
+    load_release,
+    read_release,
+    release_users,
+    scenario_counts,
 )
 from ._schema import (
     ApiSchema,
@@ -29,8 +41,10 @@ from ._schema import (
 
 __all__ = [
     "CHALLENGES",
+    "DIFFICULTIES",
     "QUERY_TYPES",
     "TOKEN_METHOD",
+    "TURNS",
     "ApiSchema",
     "ArgSpec",
     "CallParseError",
@@ -38,9 +52,11 @@ __all__ = [
     "MPTBenchmark",
     "MPTOptions",
     "MPTUser",
+    "ReleaseLayoutError",
     "arguments_model",
     "bootstrap_ci",
     "call_api",
+    "call_counts",
     "count_tokens",
     "describe",
     "domain_schema",
@@ -49,11 +65,15 @@ __all__ = [
     "generate_user",
     "generate_users",
     "instance_scores",
-    "load_official",
+    "load_release",
     "micro_f1",
+    "normalize",
     "oa_counts",
     "parse_call",
+    "read_release",
+    "release_users",
     "render_instructions",
+    "scenario_counts",
     "schema_from_json",
     "strict_counts",
     "summarize",

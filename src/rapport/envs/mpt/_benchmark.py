@@ -27,11 +27,12 @@ from rapport.memory import render_sessions
 from .._protocol import AgentRequest, Benchmark, Episode, SessionLog
 from ._agent import render_instructions
 from ._generate import GenerationSettings, generate_users
-from ._loader import load_official
 from ._metrics import TOKEN_METHOD, count_tokens, instance_scores
 from ._records import history_record, paraphrase_record, truth_text
+from ._release import load_release
 from ._report import report_tables
 from ._schema import ApiSchema, arguments_model, domain_schema, schema_from_json, validate_call
+from ._tools import call_model, check_call, tools_instructions
 
 
 class MPTOptions(BaseModel):
@@ -51,8 +52,13 @@ class MPTOptions(BaseModel):
     """Keep at most this many eval instances per user (None: all)."""
     paraphrase: bool = False
     """Rewrite the templated user turns with the ``user`` model (cached) before learning."""
-    path: str | None = None
-    """Load users from an official-format MPT JSON file instead of generating them."""
+    release: str | None = None
+    """A checkout (or copy) of the public PRefine release: its users replace generated ones."""
+    dataset: str = "mix600-v1"
+    """The release's dataset config (``configs/datasets/<dataset>.json``)."""
+    data: str | None = None
+    """A file that replaces the config's source examples (e.g. a subset of them); its sha256
+    and the expected counts are then not checked (a note in every instance says so)."""
 
     @model_validator(mode="after")
     def _ordered(self) -> MPTOptions:
@@ -87,10 +93,10 @@ class MPTBenchmark(Benchmark):
         return cls(MPTOptions.model_validate(config.options))
 
     def users(self, n: int, seed: int) -> list[UserSpec]:
-        """``n`` users: generated from ``seed``, or the first ``n`` of the loaded file."""
+        """``n`` users: generated from ``seed``, or the release's first ``n`` examples."""
         o = self.options
-        if o.path:
-            plans = load_official(o.path)[:n]
+        if o.release:
+            plans = load_release(o.release, o.dataset, o.data)[:n]
         else:
             settings = GenerationSettings(
                 sessions_min=o.sessions_min,
@@ -213,25 +219,47 @@ class HistoryEpisode(Episode):
 
 
 class InstanceEpisode(Episode):
-    """One evaluation instance: the agent reads the request and writes one call."""
+    """One evaluation instance: the agent reads the request and writes one call.
+
+    Generated instances name their target API; release instances show every function of the
+    release's schema for the turn type and the agent chooses one.
+    """
 
     def __init__(self, spec: SessionSpec, task: MPTEvalTask) -> None:
         self.task, self.instance = task, task.instance
+        self.functions: list[dict[str, Any]] = self.instance.get("functions", [])
         self.schema = instance_schema(self.instance)
         self.dialogue = [
             Message(role="user" if u["role"] == "user" else "assistant", content=u["text"])
             for u in self.instance["dialogue"]
         ]
+        task_text = (
+            f"{self.instance['domain']}: choose among {len(self.functions)} functions"
+            if self.functions
+            else f"{self.schema.name}: {self.schema.description}"
+        )
         self.info = SessionInfo(
             index=spec.index,
             benchmark="mpt",
-            task=f"{self.schema.name}: {self.schema.description}",
+            task=task_text,
             attributes={"domain": self.instance["domain"], "schema": self.schema.to_json()},
         )
         self.predicted: dict[str, Any] | None = None
+        self.predicted_name: str | None = None
         self.problems = ["no call"]
 
+    async def start(self, log: SessionLog) -> None:
+        for note in self.instance.get("notes", []):
+            log.note(note)
+
     def request(self) -> AgentRequest:
+        if self.functions:
+            return AgentRequest(
+                messages=list(self.dialogue),
+                instructions=tools_instructions(self.functions),
+                schema=call_model(self.functions),
+                config=GenerateConfig(max_tokens=256),
+            )
         return AgentRequest(
             messages=list(self.dialogue),
             instructions=render_instructions(self.schema),
@@ -240,11 +268,17 @@ class InstanceEpisode(Episode):
         )
 
     async def respond(self, output: ModelOutput, log: SessionLog) -> None:
-        self.predicted = output.parsed.model_dump(exclude_none=True)
-        self.problems = validate_call(self.schema, self.schema.name, self.predicted)
+        parsed = output.parsed.model_dump(exclude_none=True)
+        if self.functions:
+            self.predicted_name = str(parsed.get("function", ""))
+            self.predicted = dict(parsed.get("arguments", {}))
+            self.problems = check_call(self.functions, self.predicted_name, self.predicted)
+        else:
+            self.predicted = parsed
+            self.problems = validate_call(self.schema, self.schema.name, self.predicted)
         log.event(
             ToolCallEvent(
-                name=self.schema.name,
+                name=self.predicted_name or self.schema.name,
                 arguments=self.predicted,
                 error="; ".join(self.problems) or None,
             )
@@ -260,9 +294,13 @@ class InstanceEpisode(Episode):
             variant=bool(inst.get("variant", False)),
             api_schema=self.schema.to_json(),
             predicted=self.predicted,
+            predicted_name=self.predicted_name,
             valid=not self.problems,
             gold=inst["gold"],
+            allowed=inst.get("allowed", {}),
             pref_slots=inst["pref_slots"],
+            pref_map=inst.get("pref_map", {}),
+            difficulty=inst.get("difficulty", ""),
             focal_slots=inst.get("focal_slots", []),
             open_slots=inst["open_slots"],
             history_sessions=self.task.history,
@@ -272,7 +310,26 @@ class InstanceEpisode(Episode):
 
 
 def instance_schema(task: dict[str, Any]) -> ApiSchema:
-    """The target API of an instance (its stored schema for loaded data)."""
+    """The target API of an instance (its stored schema for loaded data, the gold function's
+    entry for release instances)."""
+    for function in task.get("functions", []):
+        if function.get("name") == task["gold"]["name"]:
+            return _from_function(function)
     if "schema" in task:
         return schema_from_json(task["schema"], task.get("domain", ""))
     return domain_schema(task["domain"], bool(task.get("variant", False)))
+
+
+def _from_function(function: dict[str, Any]) -> ApiSchema:
+    props = function.get("parameters", {}).get("properties", {})
+    return schema_from_json(
+        {
+            "name": function["name"],
+            "description": function.get("description", ""),
+            "required": function.get("parameters", {}).get("required", []),
+            "arguments": {
+                name: {"kind": "text", "values": spec.get("enum", []), "description": name}
+                for name, spec in props.items()
+            },
+        }
+    )

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from ._dialogue import history_dialogue, query_dialogue, required_values
-from ._schema import domain_schema, domains, has_variant, load_data
+from ._schema import ApiSchema, domain_schema, domains, has_variant, load_data
 
 CHALLENGES = ("recall", "induction", "transfer")
 QUERY_TYPES = ("context-guided", "context-free")
@@ -46,6 +46,20 @@ def group_slots(group: str, option: str) -> dict[str, dict[str, Any]]:
         domain, arg = key.split(".")
         out.setdefault(domain, {})[arg] = value
     return out
+
+
+def preference_args(domain: str, schema: ApiSchema) -> list[str]:
+    """The arguments of a domain's API that some preference option sets (its preference
+    slots, in the schema's own names)."""
+    args = {
+        arg
+        for group in load_data()["groups"].values()
+        for option in group["options"].values()
+        for key in option["values"]
+        for d, arg in [key.split(".")]
+        if d == domain
+    }
+    return sorted(schema.local_arg(a) for a in args)
 
 
 def generate_users(n: int, seed: int, settings: GenerationSettings | None = None) -> list[dict]:
@@ -262,6 +276,7 @@ def _instance(
         "dialogue": query_dialogue(rng, schema, local_context, query_type),
         "gold": {"name": schema.name, "arguments": {a: gold[a] for a in schema.args if a in gold}},
         "pref_slots": sorted(pref_slots),
+        "pref_map": {schema.name: preference_args(domain, schema)},
         "focal_slots": sorted(focal_slots),
         "open_slots": open_slots,
     }

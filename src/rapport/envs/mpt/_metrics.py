@@ -6,15 +6,15 @@ report can aggregate them as micro F1 over all (domain, slot, value) triples.
 
 from __future__ import annotations
 
+import calendar
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from rapport.log import MPTEvalOutcome
-
-from ._schema import norm
 
 TOKEN_METHOD = "approx: ceil(characters / 4)"
 """How context tokens are counted (no tokenizer is loaded by the benchmark)."""
@@ -27,14 +27,102 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
+_ISO_DATE = re.compile(r"^(?:\d{4}-)?(\d{1,2})-(\d{1,2})$")
+_SLASH_DATE = re.compile(r"^(\d{1,2})/(\d{1,2})(?:/\d{2,4})?$")
+_TIME = re.compile(r"^(\d{1,2}):(\d{2})(?:\s*([ap])\.?m\.?)?$", re.I)
+_HOUR = re.compile(r"^(\d{1,2})\s*([ap])\.?m\.?$", re.I)
+_MONTHS = {m: i + 1 for i, m in enumerate(calendar.month_name[1:])} | {
+    m: i + 1 for i, m in enumerate(calendar.month_abbr[1:])
+}
+_WORD_DATE = re.compile(
+    r"^(?:(?P<m1>[A-Za-z]+)\.?\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?"
+    r"|(?:the\s+)?(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>[A-Za-z]+))"
+    r"(?:,?\s+\d{4})?$",
+    re.I,
+)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _month_day(month: int, day: int) -> str | None:
+    return f"{month:02d}-{day:02d}" if 1 <= month <= 12 and 1 <= day <= 31 else None
+
+
+def _word_date(value: str) -> str | None:
+    match = _WORD_DATE.fullmatch(value)
+    if not match:
+        return None
+    month = _MONTHS.get((match["m1"] or match["m2"]).capitalize())
+    return _month_day(month, int(match["d1"] or match["d2"])) if month else None
+
+
+def _time(value: str) -> str | None:
+    match = _TIME.fullmatch(value)
+    if match:
+        hour, minute, marker = int(match[1]), int(match[2]), match[3]
+    elif match := _HOUR.fullmatch(value):
+        hour, minute, marker = int(match[1]), 0, match[2]
+    else:
+        return None
+    if marker:
+        hour = hour % 12 + (12 if marker.lower() == "p" else 0)
+    return f"{hour:02d}:{minute:02d}" if 0 <= hour < 24 and 0 <= minute < 60 else None
+
+
+def normalize(slot: str, value: Any) -> str:
+    """A value as PRefine's scorer compares it: text, outer quotes dropped, ``True``/``False``
+    for booleans; a time in a ``*time*`` slot as ``HH:MM``; a date in a ``*date*``/``*day*``
+    slot as ``MM-DD`` (ISO and ``M/D`` as PRefine does, and, beyond PRefine, month names such
+    as ``March 15th``). Case is kept, as PRefine keeps it."""
+    text = _text(value).strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    if text.lower() in ("true", "false"):
+        return text.capitalize()
+    name = slot.lower()
+    if "time" in name and (clock := _time(text)):
+        return clock
+    if "date" in name or "day" in name:
+        match = _ISO_DATE.fullmatch(text) or _SLASH_DATE.fullmatch(text)
+        day = _month_day(int(match[1]), int(match[2])) if match else _word_date(text)
+        if day:
+            return day
+    return text
+
+
 def _present(args: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in args.items() if v is not None and str(v).strip() != ""}
 
 
+def allowed_values(outcome: MPTEvalOutcome) -> dict[str, list[Any]]:
+    """Every gold slot with its allowed values (one value when the instance has no choice)."""
+    if outcome.allowed:
+        return outcome.allowed
+    return {s: [v] for s, v in _present(outcome.gold.get("arguments", {})).items()}
+
+
+Counts = tuple[int, int, int]
+
+
+def call_counts(
+    gold: Mapping[tuple[str, str], Iterable[Any]], pred: Mapping[tuple[str, str], Any]
+) -> tuple[int, int, int]:
+    """(true positives, false positives, false negatives) over (function, slot) keys: a gold
+    key is found when the predicted value is one of its allowed values (PRefine's rule)."""
+    allowed = {k: {normalize(k[1], v) for v in vs} for k, vs in gold.items()}
+    found = {k for k, v in pred.items() if normalize(k[1], v) in allowed.get(k, set())}
+    return len(found), len(pred) - len(found), len(allowed) - len(found)
+
+
 def exact_match(pred: Mapping[str, Any], gold: Mapping[str, Any], slots: Iterable[str]) -> float:
-    """1.0 when every listed slot has the gold value (P-EM over preference-bearing slots)."""
-    slots = list(slots)
-    ok = all(s in pred and norm(pred[s]) == norm(gold.get(s)) for s in slots)
+    """1.0 when every listed slot has the gold value (normalized as `normalize`)."""
+    ok = all(s in pred and normalize(s, pred[s]) == normalize(s, gold.get(s)) for s in slots)
     return 1.0 if ok else 0.0
 
 
@@ -47,7 +135,8 @@ def oa_counts(
     tp = sum(
         1
         for s, v in pred.items()
-        if s in gold and (norm(v) == norm(gold[s]) or (s in opened and allows(s, v)))
+        if s in gold
+        and (normalize(s, v) == normalize(s, gold[s]) or (s in opened and allows(s, v)))
     )
     return tp, len(pred), len(gold)
 
@@ -59,7 +148,7 @@ def strict_counts(
     opened = set(open_slots)
     pred = {s: v for s, v in _present(pred).items() if s not in opened}
     gold = {s: v for s, v in _present(gold).items() if s not in opened}
-    tp = sum(1 for s, v in pred.items() if s in gold and norm(v) == norm(gold[s]))
+    tp = sum(1 for s, v in pred.items() if s in gold and normalize(s, v) == normalize(s, gold[s]))
     return tp, len(pred), len(gold)
 
 
@@ -69,20 +158,64 @@ def f1(tp: float, n_pred: float, n_gold: float) -> float:
     return 2.0 * tp / denominator if denominator else 0.0
 
 
+def _oa(outcome: MPTEvalOutcome, pred: dict[str, Any], allows: Allows) -> Counts:
+    """OA counts with allowed alternatives; a call to the wrong function matches nothing."""
+    allowed = allowed_values(outcome)
+    if (outcome.predicted_name or outcome.gold["name"]) != outcome.gold["name"]:
+        return 0, len(pred), len(allowed)
+    opened = set(outcome.open_slots)
+    tp = sum(
+        1
+        for s, v in pred.items()
+        if s in allowed
+        and (
+            normalize(s, v) in {normalize(s, a) for a in allowed[s]}
+            or (s in opened and allows(s, v))
+        )
+    )
+    return tp, len(pred), len(allowed)
+
+
+def preference_counts(outcome: MPTEvalOutcome, pred: dict[str, Any]) -> tuple[int, int, int]:
+    """(tp, fp, fn) over preference slots, keyed by (function, slot) as PRefine keys them.
+
+    Gold keys are the instance's preference slots; predicted keys are the predicted slots
+    that are preference slots of the predicted function (``pref_map``, else the instance's).
+    """
+    gold_name = outcome.gold["name"]
+    name = outcome.predicted_name or gold_name
+    allowed = allowed_values(outcome)
+    pref_names = set(outcome.pref_map.get(name, []))
+    if name == gold_name:
+        pref_names |= set(outcome.pref_slots)
+    gold = {(gold_name, s): allowed.get(s, []) for s in outcome.pref_slots}
+    return call_counts(gold, {(name, s): v for s, v in pred.items() if s in pref_names})
+
+
 def instance_scores(
     outcome: MPTEvalOutcome, allows: Allows, *, context_tokens: int = 0
 ) -> dict[str, float]:
     """Every per-instance score from an eval session's outcome and the tokens of what memory
-    put in the agent's prompt."""
-    pred = outcome.predicted or {}
-    gold = outcome.gold["arguments"]
-    opened = outcome.open_slots
-    oa = oa_counts(pred, gold, opened, allows)
-    st = strict_counts(pred, gold, opened)
+    put in the agent's prompt.
+
+    P-EM needs the right function, every preference slot with an allowed value and no extra
+    preference slot; OA-F1 counts a predicted slot when its value is one of the allowed gold
+    values (any value the schema allows on an open slot); a wrong function matches nothing.
+    """
+    pred = _present(outcome.predicted or {})
+    gold_name = outcome.gold["name"]
+    right = (outcome.predicted_name or gold_name) == gold_name
+    oa = _oa(outcome, pred, allows)
+    ptp, pfp, pfn = preference_counts(outcome, pred)
+    st = strict_counts(pred, outcome.gold["arguments"], outcome.open_slots)
+    if not right:
+        st = (0, st[1], st[2])
+    focal = exact_match(pred, outcome.gold["arguments"], outcome.focal_slots) if right else 0.0
     scores = {
         "valid": 1.0 if outcome.valid else 0.0,
-        "p_em": exact_match(pred, gold, outcome.pref_slots),
-        "focal_em": exact_match(pred, gold, outcome.focal_slots),
+        "function_ok": 1.0 if right else 0.0,
+        "p_em": 1.0 if right and pfp == 0 and pfn == 0 else 0.0,
+        "focal_em": focal,
         "oa_tp": float(oa[0]),
         "oa_pred": float(oa[1]),
         "oa_gold": float(oa[2]),
@@ -91,6 +224,9 @@ def instance_scores(
         "f1_pred": float(st[1]),
         "f1_gold": float(st[2]),
         "f1": f1(*st),
+        "pref_tp": float(ptp),
+        "pref_pred": float(ptp + pfp),
+        "pref_gold": float(ptp + pfn),
     }
     context = float(context_tokens)
     full = float(outcome.full_history_tokens)

@@ -34,8 +34,11 @@ def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
     """The challenge x query type x method table, a per-method summary and the cost tables."""
     evals = _eval_rows(records)
     cells: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)
+    levels: dict[str, str] = {}
     for r, o in evals:
         cells[(r.condition, o.challenge, o.query_type)].append(r.scores)
+        if o.difficulty:
+            levels[o.challenge] = o.difficulty
     order = {c: i for i, c in enumerate((*CHALLENGES, *QUERY_TYPES))}
     rows: list[list[Cell]] = []
     for (method, challenge, qtype), scores in sorted(
@@ -46,7 +49,7 @@ def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
         rows.append(
             [
                 method,
-                challenge,
+                f"{challenge} ({levels[challenge]})" if challenge in levels else challenge,
                 qtype,
                 s["n"],
                 _fmt(s["p_em"], s["p_em_ci"]),

@@ -26,8 +26,10 @@ class PRefineMemory(BaseMemory):
         models: the ``memory`` role generates and verifies.
         max_rounds: generate/verify rounds per session (at most 3 by design).
         limit: the most hypotheses kept.
-        max_chars: the most characters of context given at inference (the memory is meant
-            to stay near 1-2% of the full history's tokens).
+        max_chars: the most characters of context given at inference; None (the default)
+            gives the whole entry, as the paper does (it stays compact by construction:
+            at most ``limit`` hypotheses of at most 90 characters). The report measures the
+            resulting token ratio against full history.
     """
 
     name = "prefine"
@@ -37,8 +39,8 @@ class PRefineMemory(BaseMemory):
         """Generate/verify rounds per session (at most 3 by design)."""
         limit: int = Field(default=5, ge=1)
         """The most hypotheses kept."""
-        max_chars: int = Field(default=140, ge=1)
-        """The most characters of context given at inference."""
+        max_chars: int | None = Field(default=None, ge=1)
+        """The most characters of context given at inference (None: the whole entry)."""
 
     options: Options
 
@@ -63,7 +65,7 @@ class PRefineMemory(BaseMemory):
         prefix, text = "Preferences: ", ""
         for h in sorted(self.hypotheses(user), key=lambda h: -h.support):
             line = f"{text}; {h.text}" if text else h.text
-            if len(prefix) + len(line) + 1 > self.max_chars:
+            if self.max_chars is not None and len(prefix) + len(line) + 1 > self.max_chars:
                 continue  # a shorter one further down may still fit
             text = line
         return f"{prefix}{text}." if text else ""
