@@ -94,8 +94,13 @@ EXAMPLES: dict[str, tuple[list[str], list[str]]] = {
         ],
     ),
     "bullets": (
-        ["- Subtract 3.\n- Divide by 2.", "Steps:\n* move the 3\n* divide\n\nDone."],
-        [SOLUTION, "- Just one bullet.", "1. First\n2. Second"],
+        [
+            "- Subtract 3.\n- Divide by 2.",
+            "Steps:\n* move the 3\n* divide\n\nDone.",
+            "- Just one bullet.",  # MSC: one list item is enough
+            "1. First\n2. Second",  # MSC: numbered items count
+        ],
+        [SOLUTION, "Subtract 3.\nDivide by 2."],
     ),
     "numbered_steps": (
         ["1. Subtract 3.\n2. Divide by 2.", "Step 1: subtract.\nStep 2: divide.", "1) a\n2) b"],

@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 from ._taxonomy import load_taxonomy
 from ._text import (
-    BULLET_LINE,
     NUMBERED_LINE,
     count_sentences,
     is_heading_line,
@@ -27,7 +26,11 @@ Checker = Callable[[str], bool]
 
 _PREAMBLE = re.compile(
     r"^\W*(?:"
-    r"(?:great|good|excellent|interesting|nice|what a)\b[^.!?\n]{0,40}\bquestion"
+    r"(?:(?:that's|that is|this is|what)\s+)?(?:an?\s+)?(?:great|good|excellent|interesting"
+    r"|nice|fun|fascinating|wonderful|lovely)\b[^.!?\n]{0,40}\b(?:question|problem|puzzle)"
+    r"|what a\b"
+    r"|let me (?:walk|take|guide|show) you\b|i(?:'ll| will) (?:explain|walk|show|guide|go through"
+    r"|break)\b|(?:sure thing|no problem)\b"
     r"|(?:sure|certainly|of course|absolutely|okay|ok|alright|happy to help|glad to help)\b"
     r"|(?:i(?:'d| would)? (?:be )?(?:happy|glad|delighted) to)"
     r"|(?:let(?:'s| us| me) (?:take a look|dive|break (?:this|it) down|walk through|explore"
@@ -46,7 +49,9 @@ _PLEASANTRY = re.compile(
     r"|glad i could help|hope (?:this|that|it) helps|great question|good question"
     r"|excellent question|nice work|well done|great job|good job|good luck|best of luck"
     r"|have a (?:great|nice|good|lovely|wonderful)|i appreciate|appreciate (?:your|you)"
-    r"|feel free to|don't hesitate|cheers|kind regards|you're doing great|pleasure)",
+    r"|feel free to|don't hesitate|cheers|kind regards|you're doing great|pleasure"
+    r"|delighted|(?:i'm|i am) (?:so |very |really )?sorry|apolog(?:y|ies|i[sz]e)"
+    r"|wonderful question|glad (?:you|to))",
     re.IGNORECASE,
 )
 _SUGGESTION = re.compile(
@@ -56,7 +61,8 @@ _SUGGESTION = re.compile(
     r"|(?:i'd|i would) (?:suggest|recommend)|consider (?:trying|practi[cs]ing|exploring|looking)"
     r"|try (?:solving|practi[cs]ing|a similar|another|working)|to go further"
     r"|to take (?:this|it) further|if you want to (?:go|dig|explore|practi[cs]e)"
-    r"|a natural (?:next|follow-up)|(?:it|this) (?:would|might) be (?:worth|useful|helpful) to)",
+    r"|a natural (?:next|follow-up)|(?:it|this) (?:would|might) be (?:worth|useful|helpful) to"
+    r"|(?:here are|some) (?:some )?(?:possible |suggested )?next steps)",
     re.IGNORECASE,
 )
 _CHECK_IN = re.compile(
@@ -68,9 +74,11 @@ _CHECK_IN = re.compile(
 _TAKEAWAYS = re.compile(
     r"(?im)^\W{0,6}(?:key (?:takeaways?|points|ideas|lessons)|takeaways?|main points"
     r"|in summary|to summari[sz]e|summary|to recap|recap|what to remember)\b"
+    r"|\blet(?:'s| us| me) (?:summari[sz]e|recap|sum up)\b"
 )
 _OUTLINE_LABEL = re.compile(
-    r"^\W{0,6}(?:outline|plan|roadmap|overview|here(?:'s| is) (?:the|my|our) (?:plan|outline"
+    r"^\W{0,6}(?:outline|plan|roadmap|overview|here(?:'s| is) what (?:we|i)(?:'ll| will)\b"
+    r"|(?:we|i)(?:'ll| will) cover\b|here(?:'s| is) (?:the|my|our) (?:plan|outline"
     r"|approach|roadmap)|we(?:'ll| will) (?:proceed|go) in|i(?:'ll| will) (?:cover|go through"
     r"|proceed|walk through|first)|first,? (?:we|i)(?:'ll| will)?[^.\n]{0,80}\bthen\b)",
     re.IGNORECASE,
@@ -131,9 +139,16 @@ def no_suggestion(text: str) -> bool:
     return not _SUGGESTION.search(strip_code_and_math(text))
 
 
+_MAX_INCREMENT_ITEMS = 3
+"""More list items than this is the whole procedure at once, not one increment."""
+
+
 def ends_with_check_in(text: str) -> bool:
-    """The reply ends by checking that the user follows before going on."""
-    return bool(_CHECK_IN.search(strip_code_and_math(text).strip()))
+    """The reply covers one increment (at most three list items) and ends by checking that
+    the user follows before going on."""
+    body = strip_code_and_math(text).strip()
+    items = sum(is_list_line(line) for line in lines(body))
+    return items <= _MAX_INCREMENT_ITEMS and bool(_CHECK_IN.search(body))
 
 
 _ANSWER_GIVEN = re.compile(
@@ -188,8 +203,8 @@ def max_three_sentences(text: str) -> bool:
 
 
 def bullets(text: str) -> bool:
-    """At least two bullet lines."""
-    return sum(bool(BULLET_LINE.match(line)) for line in lines(text)) >= 2
+    """At least one list item ('-', '*', '•' or numbered); prose around it is fine."""
+    return any(is_list_line(line) for line in lines(strip_code_and_math(text)))
 
 
 def numbered_steps(text: str) -> bool:
