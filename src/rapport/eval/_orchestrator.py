@@ -36,15 +36,19 @@ MAX_AGENT_CALLS = 2000
 """A safety net against an episode that never ends: past this the session is an error."""
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception as one short line (pydantic errors condensed)."""
+def one_line(exc: BaseException | str) -> str:
+    """An exception (or a message) as one short line of valid text (pydantic errors condensed)."""
     if isinstance(exc, ValidationError):
         parts = [
             f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
         ]
-        return f"{exc.title}: " + "; ".join(parts[:4])
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text[:400]
+        text = f"{exc.title}: " + "; ".join(parts[:4])
+    else:
+        try:
+            text = " ".join(str(exc).split()) or type(exc).__name__
+        except Exception:  # a __str__ that fails (deep recursion, a broken exception)
+            text = type(exc).__name__
+    return text[:400].encode("utf-8", "replace").decode("utf-8")
 
 
 async def guarded(where: str, step: Awaitable[T]) -> T:

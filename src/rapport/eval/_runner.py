@@ -21,7 +21,9 @@ from rapport.llm import ModelError, ModelRoles, record_calls
 from rapport.log import (
     Condition,
     ExperimentConfig,
+    MemoryState,
     MemoryVersion,
+    NoOutcome,
     SessionRecord,
     SessionSpec,
     UserRecord,
@@ -170,28 +172,37 @@ class Experiment:
                 continue
             record = await self._session(job, ref, spec, version)
             version = spec.index + 1
+            state = latest.state if latest is not None else MemoryState()
+            try:
+                state = job.memory.snapshot(ref)
+            except Exception as exc:
+                record_failure(record, _failure("memory.snapshot", exc))
             snapshot = MemoryVersion(
-                condition=name,
-                user_id=job.user.id,
-                version=version,
-                state=job.memory.snapshot(ref),
+                condition=name, user_id=job.user.id, version=version, state=state
             )
-            store.commit_session(record, snapshot)
+            record = _commit(store, record, snapshot)
+            latest = snapshot
             self._count(record, tally)
 
     async def _session(
         self, job: _Job, ref: UserRef, spec: SessionSpec, version: int
     ) -> SessionRecord:
-        return await play_session(
-            self.benchmark,
-            spec,
-            job.user,
-            models=self.models,
-            memory=job.memory,
-            condition=job.condition,
-            ref=ref,
-            memory_version=version,
-        )
+        try:
+            return await play_session(
+                self.benchmark,
+                spec,
+                job.user,
+                models=self.models,
+                memory=job.memory,
+                condition=job.condition,
+                ref=ref,
+                memory_version=version,
+            )
+        except Exception as exc:
+            # play_session records every failure; this is the net under it.
+            record = _bare_record(job.condition, job.user, spec, version)
+            record_failure(record, _failure("runner", exc))
+            return record
 
     @staticmethod
     def _count(record: SessionRecord, tally: _Tally) -> None:
@@ -273,6 +284,57 @@ async def _play(
         record.scores = dict(benchmark.score(record))
     except Exception as exc:
         record_failure(record, _failure("score", exc))
+
+
+def _bare_record(
+    condition: Condition, user: UserSpec, spec: SessionSpec, version: int
+) -> SessionRecord:
+    return SessionRecord(
+        condition=condition.name,
+        user_id=user.id,
+        index=spec.index,
+        spec_id=spec.id,
+        split=spec.split,
+        memory_version=version,
+        finished_at=time.time(),
+    )
+
+
+def _commit(store: RunStore, record: SessionRecord, snapshot: MemoryVersion) -> SessionRecord:
+    """Commit a session; one the store cannot take is committed as an error in its place.
+
+    A record or memory state that cannot be serialized (too deep, invalid text that slipped
+    past the provider boundary) must not stop the run: the session is kept with status
+    ``error``, its usage and an event saying why, without the parts that failed.
+    """
+    try:
+        store.commit_session(record, snapshot)
+        return record
+    except Exception as exc:
+        failure = _failure("store", exc)
+    bare = record.model_copy(
+        update={
+            "status": "error",
+            "turns": [],
+            "events": [],
+            "scores": {},
+            "outcome": NoOutcome(),
+            "memory_health": None,
+            "usage": [
+                c.model_copy(update={"error": None if c.error is None else one_line(c.error)})
+                for c in record.usage
+            ],
+        }
+    )
+    record_failure(bare, failure)
+    try:
+        store.commit_session(bare, snapshot)
+    except Exception:
+        # The memory state itself is what cannot be stored: keep the one before.
+        previous = store.latest_memory(snapshot.condition, snapshot.user_id)
+        state = previous.state if previous is not None else MemoryState()
+        store.commit_session(bare, snapshot.model_copy(update={"state": state}))
+    return bare
 
 
 def _failure(where: str, exc: Exception) -> SessionFailure:

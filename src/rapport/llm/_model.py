@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 from rapport.log import ModelCall, ToolCall
 
 from ._again import retry_messages
+from ._sanitize import MAX_TOOL_CALLS, clean_text, clean_tool_call
 from ._types import (
     GenerateConfig,
     Message,
@@ -41,6 +42,24 @@ class Completion(BaseModel):
     text: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
+    original_chars: int | None = None
+    """Set when the provider's text was cut at the boundary: its length before."""
+
+
+def sanitize_completion(completion: Completion) -> Completion:
+    """The completion made safe to keep (see `rapport.llm._sanitize`); unchanged if it was."""
+    text = clean_text(completion.text)
+    calls = [clean_tool_call(c) for c in completion.tool_calls[:MAX_TOOL_CALLS]]
+    if text == completion.text and calls == completion.tool_calls:
+        return completion
+    cut = len(completion.text) if len(text) < len(completion.text) else None
+    return completion.model_copy(
+        update={
+            "text": text,
+            "tool_calls": calls,
+            "original_chars": completion.original_chars or cut,
+        }
+    )
 
 
 @runtime_checkable
@@ -117,7 +136,10 @@ def parse_json_output(text: str) -> Any:
         body = body.split("\n", 1)[1] if "\n" in body else ""
         body = body.rsplit("```", 1)[0]
     start = min((i for i in (body.find("{"), body.find("[")) if i >= 0), default=0)
-    return json.loads(body[start:], strict=False)
+    try:
+        return json.loads(body[start:], strict=False)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 class Model:
@@ -169,24 +191,33 @@ class Model:
         convo = list(messages)
         usage, latency, all_cached = Usage(), 0.0, True
         error = ""
+        cut: int | None = None
         for _attempt in range(config.max_retries + 1):
             request = Request(messages=convo, json_schema=json_schema, tools=tools, config=config)
             started = time.perf_counter()
             try:
                 completion, cached = await self._complete(request)
             except ModelError as exc:
-                self._account(usage, latency, all_cached, error=f"{type(exc).__name__}: {exc}")
+                # A failed call is a failure, never a cache hit.
+                self._account(usage, latency, False, error=f"{type(exc).__name__}: {exc}")
                 exc.role = exc.role or self.role
                 raise
+            except Exception as exc:
+                # A provider that broke its contract: still the role's failure, typed.
+                failure = ModelError(f"{type(exc).__name__}: {clean_text(str(exc), 500)}")
+                self._account(usage, latency, False, error=str(failure))
+                failure.role = self.role
+                raise failure from exc
             latency += time.perf_counter() - started
             usage = usage + completion.usage
             all_cached = all_cached and cached
+            cut = completion.original_chars or cut
             if schema is None:
-                self._account(usage, latency, all_cached)
+                self._account(usage, latency, all_cached, cut=cut)
                 return self._output(completion, None, usage, latency, all_cached)
             try:
                 parsed = schema.model_validate(parse_json_output(completion.text))
-            except (ValueError, ValidationError) as exc:
+            except (ValueError, ValidationError, RecursionError) as exc:
                 error = _short_error(exc)
                 convo = retry_messages(
                     convo,
@@ -195,9 +226,9 @@ class Model:
                     "Reply again with only a JSON object that fits the schema.",
                 )
                 continue
-            self._account(usage, latency, all_cached)
+            self._account(usage, latency, all_cached, cut=cut)
             return self._output(completion, parsed, usage, latency, all_cached)
-        self._account(usage, latency, all_cached, error=f"OutputValidationError: {error}")
+        self._account(usage, latency, all_cached, error=f"OutputValidationError: {error}", cut=cut)
         failure = OutputValidationError(
             f"{self.name} gave no valid {schema.__name__ if schema else 'output'} after "
             f"{config.max_retries + 1} attempts: {error}",
@@ -212,7 +243,7 @@ class Model:
             hit = self.cache.get(key)
             if hit is not None:
                 return hit, True
-        completion = await self.api.complete(request)
+        completion = sanitize_completion(await self.api.complete(request))
         if self.cache is not None:
             self.cache.put(key, completion)
         return completion, False
@@ -231,7 +262,13 @@ class Model:
         )
 
     def _account(
-        self, usage: Usage, latency: float, cached: bool, *, error: str | None = None
+        self,
+        usage: Usage,
+        latency: float,
+        cached: bool,
+        *,
+        error: str | None = None,
+        cut: int | None = None,
     ) -> None:
         sink = _CALLS.get()
         if sink is None:
@@ -245,6 +282,7 @@ class Model:
                 latency_s=latency,
                 cached=cached,
                 error=error,
+                original_chars=cut,
             )
         )
 

@@ -28,3 +28,5 @@ class ModelCall(BaseModel):
     latency_s: float = 0.0
     cached: bool = False
     error: str | None = None
+    original_chars: int | None = None
+    """Set when the output was cut at the provider boundary: its length in characters before."""

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 import re
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from rapport.llm import Model
+
 from ._core import Action, Gym, Step
-from ._expr import ExprError, evaluate
+from ._expr import MAX_SECONDS, ExprError, evaluate
 
 _VARS = ("a", "b", "c", "d")
 
@@ -96,6 +100,11 @@ class FunctionGym(Gym):
     def secrets(self) -> list[str]:
         return [self.rule, f"f{self.test_input}"]
 
+    async def astep(self, message: str, model: Model | None = None) -> Step:
+        """`step` off the event loop's thread: a rule from a model is evaluated under a
+        budget (see `rapport.envs.gyms._expr`), and the loop stays free meanwhile."""
+        return await asyncio.to_thread(self.step, message)
+
     def _act(self, text: str) -> Step:
         """A query: the first ``f(w, x, y, z)`` in the text (a value a model wrote after it,
         as in ``f(1, 2, 3, 4) = 5``, is ignored), else exactly four integers."""
@@ -142,10 +151,12 @@ class FunctionGym(Gym):
             return False
         expr = match.group(1).strip().strip("`.").replace("^", "**").strip()
         probe = random.Random(f"probe:{self.rule}")
+        deadline = time.monotonic() + MAX_SECONDS  # one budget for all 30 probes
         try:
             for _ in range(30):
                 args = tuple(probe.randint(-12, 12) for _ in range(4))
-                if evaluate(expr, dict(zip(_VARS, args, strict=True))) != self.f(args):
+                names = dict(zip(_VARS, args, strict=True))
+                if evaluate(expr, names, deadline=deadline) != self.f(args):
                     return False
         except ExprError:
             return False

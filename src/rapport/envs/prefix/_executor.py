@@ -9,6 +9,7 @@ instances built from a deep copy of the task's initial configuration.
 from __future__ import annotations
 
 import ast
+import concurrent.futures
 import copy
 import importlib
 import inspect
@@ -39,6 +40,70 @@ NAVIGATION = frozenset({"cd"})
 """Calls that change where the user is, not what they own: not counted as writes."""
 
 _LITERALS = (str, int, float, bool, type(None))
+
+MAX_INT_BITS = 4_096
+"""Largest integer argument of a bounded backend call (about 1,200 decimal digits)."""
+MAX_ITEMS = 10_000
+"""Most values in one argument (list or dict) of a bounded backend call."""
+MAX_PRECISION = 1_000
+"""Largest ``precision`` (digits) of a MathAPI call."""
+MAX_POWER_BITS = 100_000
+"""Largest integer result of ``power`` (about 30,000 digits)."""
+CALL_SECONDS = 2.0
+"""Time a bounded (stateless) backend call may take before it is a tool error."""
+BOUNDED = frozenset({"MathAPI"})
+"""Backends whose calls are checked against the bounds above and timed."""
+_WORKERS = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="bfcl-call")
+
+
+class OverBudget(ValueError):
+    """A call whose arguments or time are over the bounds: a tool error the agent sees."""
+
+
+def check_bounds(name: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> None:
+    """Refuse arguments that would make a MathAPI call run for minutes.
+
+    Raises:
+        OverBudget: an argument is too large for the call.
+    """
+    values = [*args, *kwargs.values()]
+    for value in values:
+        _check_size(value)
+    precision = kwargs.get(
+        "precision", args[1] if name == "square_root" and len(args) > 1 else None
+    )
+    if name == "logarithm" and len(args) > 2:
+        precision = args[2]
+    if precision is not None and (
+        not isinstance(precision, int | float) or not 0 < precision <= MAX_PRECISION
+    ):
+        raise OverBudget(f"precision must be between 1 and {MAX_PRECISION}")
+    if name == "power":
+        base = kwargs.get("base", args[0] if args else None)
+        exponent = kwargs.get("exponent", args[1] if len(args) > 1 else None)
+        if (
+            isinstance(base, int)
+            and isinstance(exponent, int)
+            and abs(exponent) * abs(base).bit_length() > MAX_POWER_BITS
+            and abs(base) > 1
+        ):
+            raise OverBudget(f"the result would have over {MAX_POWER_BITS} bits")
+
+
+def _check_size(value: Any) -> None:
+    stack, seen = [value], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > MAX_ITEMS:
+            raise OverBudget(f"an argument holds over {MAX_ITEMS} values")
+        if isinstance(item, int) and not isinstance(item, bool):
+            if item.bit_length() > MAX_INT_BITS:
+                raise OverBudget(f"an integer argument is over {MAX_INT_BITS} bits")
+        elif isinstance(item, list | tuple | set):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
 
 
 class CallRefused(ValueError):
@@ -90,6 +155,23 @@ def check_literal(value: Any) -> None:
             check_literal(item)
         return
     raise CallRefused(f"argument of type {type(value).__name__} is not a literal")
+
+
+def _bounded_call(
+    name: str, method: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """Run a stateless backend call with checked arguments, at most `CALL_SECONDS`.
+
+    A call over time is abandoned (its worker finishes in the background; the backend
+    keeps no state) and reported as a tool error.
+    """
+    check_bounds(name, args, kwargs)
+    future = _WORKERS.submit(method, *args, **kwargs)
+    try:
+        return future.result(timeout=CALL_SECONDS)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        raise OverBudget(f"'{name}' took over {CALL_SECONDS:g} s") from None
 
 
 class ExecutionResult(BaseModel):
@@ -202,7 +284,11 @@ class SafeExecutor:
     ) -> ExecutionResult:
         before = self._fingerprint() if self.track_writes else b""
         try:
-            value = format_result(method(*copy.deepcopy(args), **copy.deepcopy(kwargs)))
+            args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
+            if type(getattr(method, "__self__", None)).__name__ in BOUNDED:
+                value = format_result(_bounded_call(name, method, args, kwargs))
+            else:
+                value = format_result(method(*args, **kwargs))
             error = None
         except Exception as exc:  # the backends signal bad input by raising anything
             value = f"Error during execution: {exc}"

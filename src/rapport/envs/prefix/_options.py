@@ -26,7 +26,7 @@ class PrefixOptions(BaseModel):
 
     condition: list[Literal["no_p", "p"]] = Field(default_factory=lambda: ["no_p", "p"])  # type: ignore[arg-type]
     """``no_p``: generic instructions; ``p``: a sample interaction with implicit feedback."""
-    settings: list[str] = Field(default_factory=lambda: ["all"])
+    settings: list[str] = Field(default_factory=lambda: ["all"], validate_default=True)
     """Setting ids, or ``all`` (31)."""
     combine: int = Field(default=1, ge=1, le=4)
     """Preferences each user holds (several combined: settings of different attributes)."""

@@ -1,0 +1,71 @@
+"""Rules a model writes are evaluated under a budget: size, nodes, depth, numbers, time."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+
+import pytest
+
+from rapport.envs.gyms import _expr
+from rapport.envs.gyms._expr import ExprError, evaluate
+from rapport.envs.gyms._function import FunctionGym
+
+NAMES = {"a": 12, "b": -3, "c": 5, "d": 0}
+
+
+def _nested_power(levels: int) -> str:
+    return "(" * levels + "a" + ")**8" * levels
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        _nested_power(14),  # 71 characters: held a run for minutes
+        "+".join(["a"] * 1000),  # used to crash with RecursionError
+        "(" * 5000 + "a" + ")" * 5000,
+        "a" * 3000,
+        "a**8**8**8",
+        "(a*a*a*a*a*a*a*a)**8 * (a*a*a*a*a*a*a*a)**8 * (a*a*a*a*a*a*a*a)**8" * 1,
+        "max(" + ",".join(["a"] * 2000) + ")",
+    ],
+)
+def test_hostile_rules_come_back_at_once(expr: str) -> None:
+    started = time.perf_counter()
+    with contextlib.suppress(ExprError):
+        evaluate(expr, NAMES)
+    assert time.perf_counter() - started < 0.5
+
+
+def test_ordinary_rules_still_evaluate() -> None:
+    assert evaluate("a*a + 3*b - 2", NAMES) == 144 - 9 - 2
+    assert evaluate("(a*b + c) % 7", NAMES) == (12 * -3 + 5) % 7
+    assert evaluate("a + b if a > c else b - c", NAMES) == 9
+    assert evaluate("a**8", NAMES) == 12**8
+    assert evaluate("max(a, b, abs(b))", NAMES) == 12
+
+
+def test_the_time_budget_stops_an_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ExprError, match="over"):
+        evaluate("a + b + c", NAMES, deadline=time.monotonic() - 1)
+    monkeypatch.setattr(_expr, "MAX_SECONDS", -1.0)
+    with pytest.raises(ExprError, match="over"):
+        evaluate("a", NAMES)
+
+
+async def test_function_gym_scores_a_hostile_answer_wrong_off_the_loop_thread() -> None:
+    gym = FunctionGym(horizon=4)
+    gym.reset(0)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    task = asyncio.ensure_future(ticker())
+    step = await gym.astep(f"[answer] rule: {_nested_power(14)}; value: 1")
+    task.cancel()
+    assert step.done and gym.score == 0.0 and ticks > 0
