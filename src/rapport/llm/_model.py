@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import hashlib
 import json
 import time
@@ -124,6 +125,16 @@ def stable_hash(*parts: str) -> str:
     return h.hexdigest()
 
 
+@functools.cache
+def json_schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a pydantic model, built once per class (callers must not mutate it).
+
+    Building it takes about a millisecond for a small model; a structured call asked every
+    turn by hundreds of users would spend more CPU here than on the call itself.
+    """
+    return schema.model_json_schema()
+
+
 def derive_seed(run_seed: int, key: str) -> int:
     """A 31-bit sampling seed from the run seed and a stable call key."""
     return int(stable_hash(str(run_seed), key)[:8], 16) & 0x7FFFFFFF
@@ -184,7 +195,7 @@ class Model:
             ModelError: the provider failed.
         """
         config = config or GenerateConfig()
-        json_schema = schema.model_json_schema() if schema is not None else None
+        json_schema = json_schema_of(schema) if schema is not None else None
         if config.seed is None:
             key = Request(messages=messages, json_schema=json_schema, tools=tools).model_dump_json()
             config = config.model_copy(update={"seed": derive_seed(self.run_seed, key)})
