@@ -163,7 +163,9 @@ def _bounded_call(
     """Run a stateless backend call with checked arguments, at most `CALL_SECONDS`.
 
     A call over time is abandoned (its worker finishes in the background; the backend
-    keeps no state) and reported as a tool error.
+    keeps no state) and reported as a tool error. The wait cannot end inside one operation
+    that holds the GIL (a big-integer power is one): `check_bounds` is what keeps those
+    short, the time limit catches the rest.
     """
     check_bounds(name, args, kwargs)
     future = _WORKERS.submit(method, *args, **kwargs)
