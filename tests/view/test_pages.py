@@ -54,6 +54,9 @@ def test_session_shows_recall_and_enforcement_at_their_turns(
     enforcement = page.index("the user enforced", page.index('id="turn-2"'))
     assert enforcement < page.index('id="turn-3"')
     assert "Token usage" in page and "agent" in page and "UE" in page
+    events = page[page.index("Session events") :]
+    assert "memory in the system prompt" in events and NOTE in events
+    assert "kind=" not in page, "no event is shown as a Python repr"
 
 
 def test_an_error_shows_inline_at_its_turn(client: TestClient) -> None:
