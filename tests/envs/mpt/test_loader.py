@@ -87,6 +87,16 @@ def test_a_replacement_data_file_skips_the_count_check_with_a_note(tmp_path: Pat
     assert any("not checked" in n for n in users[0]["instances"][0]["notes"])
 
 
+def test_the_source_given_as_data_is_still_checked(tmp_path: Path) -> None:
+    root = write_release(tmp_path / "release")
+    config = root / "configs/datasets/tiny-v1.json"
+    data = json.loads(config.read_text())
+    data["expected"]["total_instances"] = 99
+    config.write_text(json.dumps(data))
+    with pytest.raises(ReleaseLayoutError, match="total: 8 != 99"):
+        load_release(root, "tiny-v1", root / "data/tiny.json")
+
+
 def test_counts_that_differ_from_expected_fail(tmp_path: Path) -> None:
     root = write_release(tmp_path)
     config = root / "configs/datasets/tiny-v1.json"

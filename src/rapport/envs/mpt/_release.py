@@ -130,9 +130,16 @@ def read_release(
             inputs[f"{part}.{name}"] = value
             verified &= ok
     source = _key(config, "source", "dataset config")
+    replaced = False
     if data is not None:
-        rows, _ = _read_json(Path(data), "data file")
-        notes.append(f"source replaced by {Path(data).name}: its sha256 and counts are not checked")
+        rows, payload = _read_json(Path(data), "data file")
+        # The release's own config points outside the checkout (../experiments4/...), so the
+        # source usually comes through --data; when its bytes are the config's, it is checked.
+        if hashlib.sha256(payload).hexdigest() != source.get("expected_sha256"):
+            replaced = True
+            notes.append(
+                f"source replaced by {Path(data).name}: its sha256 and counts are not checked"
+            )
     else:
         spec = {**source, "path": _key(source, "default_path", "dataset source")}
         rows, ok = _checked(root, spec, "source data", notes)
@@ -159,7 +166,7 @@ def read_release(
             "multiturn": inputs["schemas_config.multiturn"],
         },
         notes=notes,
-        source_replaced=data is not None,
+        source_replaced=replaced,
         verified=verified,
     )
 
