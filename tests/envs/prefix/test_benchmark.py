@@ -59,9 +59,14 @@ def _user(request: Request) -> str:
     return "Yes, go ahead." if "?" in last else "Please work on my summary file."
 
 
-def _judge(score: int, turns: list[int]) -> ScriptedAPI:
-    entry = {"score": score, "justification": "seen", "evidence_turns": turns}
-    return ScriptedAPI(responder=lambda _r: json.dumps({d.id: entry for d in ux_dimensions()}))
+def _judge(score: int, turns: list[int], alignment: int | None = None) -> ScriptedAPI:
+    def entry(dim: str) -> dict[str, object]:
+        value = alignment if dim == "preference_alignment" and alignment else score
+        return {"score": value, "justification": "seen", "evidence_turns": turns}
+
+    return ScriptedAPI(
+        responder=lambda _r: json.dumps({d.id: entry(d.id) for d in ux_dimensions()})
+    )
 
 
 def _models(confirm: bool, user: Callable[[Request], str] = _user) -> ModelRoles:
@@ -69,8 +74,8 @@ def _models(confirm: bool, user: Callable[[Request], str] = _user) -> ModelRoles
         {
             "agent": _agent(confirm),
             "user": ScriptedAPI(responder=user),
-            "judge": _judge(4, [0, 1]),
-            "judge2": _judge(2, [2]),
+            "judge": _judge(4, [0, 1], alignment=5),
+            "judge2": _judge(2, [2], alignment=5),
         }
     )
 
@@ -119,7 +124,9 @@ async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignm
     assert record.scores["align_recall"] == 1.0 and record.scores["align_precision"] == 1.0
     asked = [e.name for e in record.events_of("tool_call") if e.interaction]
     assert asked == ["confirmation", "confirmation"]
-    assert record.scores["ux"] == pytest.approx(3.0)  # (4 + 2) / 2 on every dimension
+    assert record.scores["ux"] == pytest.approx(3.0)  # (4 + 2) / 2 on the 7 UX dimensions
+    assert record.scores["alignment"] == 5.0  # judged apart, never blended into ux
+    assert "ux.preference_alignment" not in record.scores
     judged = record.events_of("judge")
     assert len(judged) == 2 * len(ux_dimensions())
     turn_ids = {t.index for t in record.turns}
@@ -135,6 +142,9 @@ async def test_report_tables_show_gains_and_reliability() -> None:
     tables = bench.report_tables([plain, asked])
     titles = [t.title for t in tables]
     assert len(titles) == 4 and "reliability" in titles[-1]
+    stats = [r[0] for r in tables[3].rows]
+    assert "alpha across the 7 UX dimensions" in stats
+    assert "ICC ux (mean of the 7 UX dimensions)" in stats
     alignment = {(r[1], r[2]): r[4] for r in tables[2].rows if r[0] == "pace"}
     assert alignment[("align_recall", "p+none")] is None  # no_p recall is 0: gain undefined
     summary = {r[0]: r for r in tables[0].rows}

@@ -21,7 +21,13 @@ from rapport.log import (
 
 from .._protocol import Benchmark
 from ._failures import FailurePlan, plan_failures
-from ._options import PrefixOptions, combined_users, eligible, ux_dimensions
+from ._options import (
+    ALIGNMENT_DIMENSION,
+    PrefixOptions,
+    combined_users,
+    eligible,
+    experience_dimensions,
+)
 from ._report import report_tables
 from ._session import Plan, PrefixEpisode
 from ._settings import Setting, get_setting
@@ -39,10 +45,11 @@ class PrefixBenchmark(Benchmark):
     metrics = (
         "accuracy",
         "success",
+        "ux",
+        "alignment",
         "align_precision",
         "align_recall",
-        "ux",
-        *(f"ux.{d.id}" for d in ux_dimensions()),
+        *(f"ux.{d}" for d in experience_dimensions()),
     )
 
     def __init__(self, options: PrefixOptions, *, seed: int = 0) -> None:
@@ -128,10 +135,13 @@ class PrefixBenchmark(Benchmark):
             "align_precision": _mean([a["precision"] for a in per_setting]),
             "align_recall": _mean([a["recall"] for a in per_setting if a["recall"] is not None]),
         }
-        ux = judge_means_from_events(record.events_of("judge"))
+        judged = judge_means_from_events(record.events_of("judge"))
+        ux = {d: judged[d] for d in experience_dimensions() if d in judged}
         scores |= {f"ux.{d}": v for d, v in ux.items()}
-        if ux:
+        if ux:  # the UX score: the seven UX dimensions, preference alignment apart
             scores["ux"] = sum(ux.values()) / len(ux)
+        if ALIGNMENT_DIMENSION in judged:
+            scores["alignment"] = judged[ALIGNMENT_DIMENSION]
         return {k: v for k, v in scores.items() if not math.isnan(v)}
 
     @classmethod

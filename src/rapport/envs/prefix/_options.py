@@ -83,11 +83,20 @@ def eligible(setting: Setting, task: BfclTask) -> bool:
     return not (setting.needs.failure and not task.reference_calls)
 
 
+ALIGNMENT_DIMENSION = "preference_alignment"
+"""The judge dimension scored apart from UX: how closely the agent followed the preference."""
+
+
 @functools.cache
 def ux_dimensions() -> tuple[Dimension, ...]:
-    """The judge rubric: seven UX dimensions and preference alignment."""
+    """The judge rubric: seven UX dimensions and preference alignment (last)."""
     text = resources.files(__package__).joinpath("ux_rubric.yaml").read_text("utf-8")
     return tuple(Dimension.model_validate(row) for row in yaml.safe_load(text))
+
+
+def experience_dimensions() -> tuple[str, ...]:
+    """The seven UX dimensions: the UX score is their mean (preference alignment apart)."""
+    return tuple(d.id for d in ux_dimensions() if d.id != ALIGNMENT_DIMENSION)
 
 
 def judge_instructions() -> str:
