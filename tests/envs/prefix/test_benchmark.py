@@ -34,7 +34,9 @@ def _plan(confirm: bool) -> list[ToolCall]:
         if confirm and parsed.name in WRITES:
             plan.append(
                 ToolCall(
-                    id=f"q{i}", name="confirmation", arguments={"question": f"Run {parsed.name}?"}
+                    id=f"q{i}",
+                    name="confirmation",
+                    arguments={"execution_function": parsed.name, "content": f"Run {parsed.name}?"},
                 )
             )
         plan.append(ToolCall(id=f"c{i}", name=parsed.name, arguments=dict(parsed.kwargs)))
@@ -93,7 +95,7 @@ async def _session(
     confirm: bool,
     user_model: Callable[[Request], str] = _user,
 ) -> SessionRecord:
-    user = next(u for u in bench.users(1, 0) if u.preferences == ["confirm_each_write"])
+    user = next(u for u in bench.users(1, 0) if u.preferences == ["tool_initiative_reactive"])
     spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
     models = _models(confirm, user_model)
     condition = Condition(
@@ -106,7 +108,7 @@ async def _session(
 
 
 def test_cli_strings_become_options_and_conditions_pair_prompting_with_memory() -> None:
-    bench = _bench(condition="no_p,p", settings="confirm_each_write,announce_tools", tasks="2")
+    bench = _bench(condition="no_p,p", settings="tool_initiative_reactive,tool_medium", tasks="2")
     assert bench.options.tasks == 2 and bench.options.condition == ["no_p", "p"]
     config = ExperimentConfig(benchmark="prefix", memory=["none", "reflection"])
     names = [c.name for c in bench.conditions(config)]
@@ -119,7 +121,7 @@ def test_cli_strings_become_options_and_conditions_pair_prompting_with_memory() 
 
 
 async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignment() -> None:
-    record = await _session(_bench(settings="confirm_each_write"), "p", confirm=True)
+    record = await _session(_bench(settings="tool_initiative_reactive"), "p", confirm=True)
     assert record.scores["accuracy"] == 1.0 and record.scores["success"] == 1.0
     assert record.scores["align_recall"] == 1.0 and record.scores["align_precision"] == 1.0
     asked = [e.name for e in record.events_of("tool_call") if e.interaction]
@@ -135,7 +137,7 @@ async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignm
 
 
 async def test_report_tables_show_gains_and_reliability() -> None:
-    bench = _bench(settings="confirm_each_write")
+    bench = _bench(settings="tool_initiative_reactive")
     plain = await _session(bench, "no_p", confirm=False)
     asked = await _session(bench, "p", confirm=True)
     assert plain.scores["align_recall"] == 0.0 and asked.scores["align_recall"] == 1.0
@@ -145,7 +147,7 @@ async def test_report_tables_show_gains_and_reliability() -> None:
     stats = [r[0] for r in tables[3].rows]
     assert "alpha across the 7 UX dimensions" in stats
     assert "ICC ux (mean of the 7 UX dimensions)" in stats
-    alignment = {(r[1], r[2]): r[4] for r in tables[2].rows if r[0] == "pace"}
+    alignment = {(r[1], r[2]): r[4] for r in tables[2].rows if r[0] == "strategy"}
     assert alignment[("align_recall", "p+none")] is None  # no_p recall is 0: gain undefined
     summary = {r[0]: r for r in tables[0].rows}
     assert summary["p+none"][3] == 1.0  # accuracy
@@ -157,7 +159,7 @@ async def test_a_user_that_keeps_naming_its_preference_ends_the_session_with_an_
             return _user(request)
         return "Please ask for my confirmation before each change."
 
-    record = await _session(_bench(settings="confirm_each_write"), "no_p", False, leaky)
+    record = await _session(_bench(settings="tool_initiative_reactive"), "no_p", False, leaky)
     errors = record.events_of("error")
     assert [e.where for e in errors] == ["user"]
     assert record.status == "error"
@@ -165,7 +167,7 @@ async def test_a_user_that_keeps_naming_its_preference_ends_the_session_with_an_
 
 
 def test_confirmation_users_only_get_tasks_with_two_writes() -> None:
-    bench = _bench(settings="confirm_each_write", tasks="3")
+    bench = _bench(settings="each_confirmation", tasks="3")
     for spec in bench.sessions(bench.users(1, 0)[0], 3, seed=0):
         task = task_by_id(spec.task_as(PrefixTask).task_id)
         trial = SafeExecutor(task)
@@ -173,14 +175,14 @@ def test_confirmation_users_only_get_tasks_with_two_writes() -> None:
 
 
 def test_combined_users_hold_preferences_of_different_attributes() -> None:
-    bench = _bench(settings="confirm_each_write,no_confirmation,announce_tools", combine="2")
+    bench = _bench(settings="each_confirmation,silent,tool_medium", combine="2")
     groups = [u.preferences for u in bench.users(1, 0)]
-    assert groups[0] == ["confirm_each_write", "announce_tools"]  # skips the same attribute
+    assert groups[0] == ["each_confirmation", "tool_medium"]  # skips the same attribute
     assert all(len(g) == 2 for g in groups)
 
 
 async def test_a_combined_user_is_aligned_per_preference() -> None:
-    bench = _bench(settings="confirm_each_write,announce_tools", combine="2")
+    bench = _bench(settings="tool_initiative_reactive,tool_medium", combine="2")
     user = bench.users(1, 0)[0]
     spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
     models = _models(confirm=True)
@@ -190,12 +192,12 @@ async def test_a_combined_user_is_aligned_per_preference() -> None:
     )
     assert isinstance(record.outcome, PrefixOutcome)
     per = {a["setting"]: a["recall"] for a in record.outcome.alignment}
-    assert per == {"confirm_each_write": 1.0, "announce_tools": 0.0}
+    assert per == {"tool_initiative_reactive": 1.0, "tool_medium": 0.0}
     assert bench.score(record)["align_recall"] == 0.5
 
 
 async def test_a_task_that_coarsening_drops_is_replaced_by_a_stand_in() -> None:
-    bench = _bench(settings="confirm_each_write", tasks="1")
+    bench = _bench(settings="tool_initiative_reactive", tasks="1")
     user = bench.users(1, 0)[0]
     (spec,) = bench.sessions(user, 1, seed=0)
     task = spec.task_as(PrefixTask)

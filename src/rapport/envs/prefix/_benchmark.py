@@ -31,7 +31,7 @@ from ._options import (
 from ._report import report_tables
 from ._session import Plan, PrefixEpisode
 from ._settings import Setting, get_setting
-from ._tasks import BfclTask, load_tasks, task_by_id
+from ._tasks import BfclTask, Category, load_tasks, task_by_id
 
 _BACKUPS = 2
 """Stand-in tasks per session for when coarsening drops the chosen one."""
@@ -85,7 +85,7 @@ class PrefixBenchmark(Benchmark):
         settings = [get_setting(s) for s in user.preferences]
         pool = [
             t
-            for c in self.options.categories
+            for c in task_categories(settings, self.options.categories)
             for t in load_tasks(c)
             if all(eligible(s, t) for s in settings)
         ]
@@ -148,6 +148,12 @@ class PrefixBenchmark(Benchmark):
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:
         """Accuracy/UX per condition with gains, per dimension, alignment, reliability."""
         return report_tables(records)
+
+
+def task_categories(settings: Sequence[Setting], default: Sequence[Category]) -> list[Category]:
+    """The categories a user's tasks come from: those its settings need, else the run's."""
+    needed = [c for s in settings for c in s.needs.categories]
+    return list(dict.fromkeys(needed)) or list(default)
 
 
 def _mean(values: Sequence[float]) -> float:

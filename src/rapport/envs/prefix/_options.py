@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 from rapport.judges import Dimension
 
 from ._executor import SafeExecutor
-from ._settings import Setting, all_settings, get_setting
+from ._settings import Setting, all_settings, extra_settings, get_setting
 from ._tasks import BfclTask, Category, task_by_id
 
 
@@ -27,7 +27,7 @@ class PrefixOptions(BaseModel):
     condition: list[Literal["no_p", "p"]] = Field(default_factory=lambda: ["no_p", "p"])  # type: ignore[arg-type]
     """``no_p``: generic instructions; ``p``: a sample interaction with implicit feedback."""
     settings: list[str] = Field(default_factory=lambda: ["all"], validate_default=True)
-    """Setting ids, or ``all`` (31)."""
+    """Setting ids, ``all`` (the paper's 31) or ``extras`` (ours outside the 31)."""
     combine: int = Field(default=1, ge=1, le=4)
     """Preferences each user holds (several combined: settings of different attributes)."""
     tasks: int | None = Field(default=None, ge=1)
@@ -36,15 +36,20 @@ class PrefixOptions(BaseModel):
     """Samples per judge (the first greedy, the rest sampled): feeds the CV over repeats."""
     max_messages: int = Field(default=180, ge=4)
     """Messages (user, agent and tool turns) after which a session stops."""
-    categories: list[Category] = Field(default_factory=lambda: ["base", "miss_param"])  # type: ignore[arg-type]
+    categories: list[Category] = Field(default_factory=lambda: ["long_context"])  # type: ignore[arg-type]
+    """BFCL categories the tasks come from (coarsened); information-collection settings
+    take ``miss_param`` tasks whatever this says, as in the paper."""
 
     _split_lists = field_validator("condition", "settings", "categories", mode="before")(_split)
 
     @field_validator("settings")
     @classmethod
     def _known(cls, value: list[str]) -> list[str]:
-        if value == ["all"]:
-            return [s.id for s in all_settings()]
+        groups = {
+            "all": [s.id for s in all_settings()],
+            "extras": [s.id for s in extra_settings()],
+        }
+        value = [v for item in value for v in groups.get(item, [item])]
         for setting_id in value:
             try:
                 get_setting(setting_id)

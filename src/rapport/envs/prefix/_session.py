@@ -24,7 +24,16 @@ from ._executor import SafeExecutor
 from ._failures import FailurePlan
 from ._options import judge_instructions, ux_dimensions
 from ._prompts import agent_instructions
-from ._settings import Setting, control_tool_names, interaction_tool_names, interaction_tools
+from ._settings import (
+    InteractionTool,
+    Setting,
+    control_tool_names,
+    function_name,
+    get_tool,
+    interaction_tool_names,
+    interaction_tools,
+    split_items,
+)
 from ._simulator import PreferenceLeak, UserSimulator, is_end
 from ._tasks import BfclTask, system_tools
 from ._transcript import render_for_judge
@@ -85,6 +94,8 @@ class PrefixEpisode(Episode):
         self.shown: list[str] = []
         """What the user will see with the agent's next message (notices, activity)."""
         self.steps = 0
+        self.replies = 0
+        """Agent replies with tool calls so far (calls of one reply share its number)."""
 
     @property
     def info(self) -> SessionInfo:  # type: ignore[override]
@@ -132,6 +143,7 @@ class PrefixEpisode(Episode):
                 )
                 if output.text.strip():
                     self.shown.append(output.text.strip())
+                self.replies += 1
                 await self._run_calls(log, output.tool_calls)
                 self.steps += 1
                 if self.steps < AGENT_STEPS:
@@ -215,6 +227,8 @@ class PrefixEpisode(Episode):
             if asked:
                 interaction = call.name in interaction_tool_names()
                 self._tool_result(log, call, DEFERRED, interaction=interaction)
+            elif call.name in interaction_tool_names() and (problem := self._invalid(call)):
+                self._tool_result(log, call, problem, interaction=True, error=problem)
             elif call.name in control_tool_names():
                 await self._control(log, call)
                 asked = True
@@ -247,23 +261,47 @@ class PrefixEpisode(Episode):
             )
         )
 
+    def _invalid(self, call: ToolCall) -> str | None:
+        """Why an interaction call's fields are invalid (None: valid); it is then not run."""
+        functions = {t.name for t in self.tools} - interaction_tool_names()
+        problem = get_tool(call.name).validate_call(dict(call.arguments), functions)
+        return f"Invalid {call.name} call: {problem}" if problem else None
+
+    def _interaction_step(self, call: ToolCall) -> Step:
+        function = str(call.arguments.get("execution_function", "")).strip()
+        names = call.arguments.get("param_names")
+        return Step(
+            name=call.name,
+            interaction=True,
+            function=function_name(function) if function else None,
+            params=split_items(names) if isinstance(names, str) else None,
+            reply=self.replies,
+        )
+
     def _system(self, log: SessionLog, call: ToolCall) -> None:
         assert self.executor is not None
         done = self.executor.call(call.name, call.arguments)
         self.timeline.append(
-            Step(name=call.name, interaction=False, wrote=done.wrote, failed=done.error is not None)
+            Step(
+                name=call.name,
+                interaction=False,
+                wrote=done.wrote,
+                failed=done.error is not None,
+                params=sorted(call.arguments),
+                reply=self.replies,
+            )
         )
         self.shown.append(f"[activity] the assistant ran {call.name}")
         result = done.result or (done.error or "")
         self._tool_result(log, call, result, interaction=False, error=done.error)
 
     def _narrative(self, log: SessionLog, call: ToolCall) -> None:
-        self.timeline.append(Step(name=call.name, interaction=True))
+        self.timeline.append(self._interaction_step(call))
         self.shown.append(_message_of(call))
         self._tool_result(log, call, "shown to the person", interaction=True)
 
     async def _control(self, log: SessionLog, call: ToolCall) -> None:
-        self.timeline.append(Step(name=call.name, interaction=True))
+        self.timeline.append(self._interaction_step(call))
         question = "\n".join([*self.shown, _message_of(call)])
         self.shown = []
         self.user_view.append(Message(role="user", content=question))
@@ -276,7 +314,14 @@ class PrefixEpisode(Episode):
 
 
 def _message_of(call: ToolCall) -> str:
-    for key in ("question", "message"):
-        if isinstance(call.arguments.get(key), str):
-            return str(call.arguments[key])
-    return json.dumps(call.arguments)[:500]
+    """What the person sees of an interaction call: its content, else its fields."""
+    content = call.arguments.get("content")
+    if isinstance(content, str) and content.strip():
+        return content.strip()[:1000]
+    tool: InteractionTool = get_tool(call.name)
+    parts = [
+        f"{name.replace('_', ' ')}: {call.arguments[name]}"
+        for name in tool.fields
+        if isinstance(call.arguments.get(name), str) and call.arguments[name].strip()
+    ]
+    return ("; ".join(parts) or json.dumps(call.arguments))[:1000]
