@@ -27,27 +27,39 @@ TASK = task_by_id("multi_turn_base_12")  # cd, touch, echo, wc: two writes
 WRITES = {"touch", "echo"}
 
 
-def _plan(confirm: bool) -> list[ToolCall]:
+def _plan(confirm: bool, turn: int) -> list[ToolCall]:
+    """The agent's calls in one turn: the reference calls of that turn of the task."""
     plan = []
-    for i, call in enumerate(TASK.reference_calls):
+    for i, call in enumerate(TASK.ground_truth[turn]):
         parsed = parse_call(call)
         if confirm and parsed.name in WRITES:
             plan.append(
                 ToolCall(
-                    id=f"q{i}",
+                    id=f"q{turn}.{i}",
                     name="confirmation",
                     arguments={"execution_function": parsed.name, "content": f"Run {parsed.name}?"},
                 )
             )
-        plan.append(ToolCall(id=f"c{i}", name=parsed.name, arguments=dict(parsed.kwargs)))
+        plan.append(ToolCall(id=f"c{turn}.{i}", name=parsed.name, arguments=dict(parsed.kwargs)))
     return plan
 
 
-def _agent(confirm: bool) -> ScriptedAPI:
+def _agent(confirm: bool, at_once: bool = False) -> ScriptedAPI:
+    """Does each turn's part of the task after each message of the person (or the whole
+    task after the first)."""
+
     def respond(request: Request) -> str | ToolCall:
-        plan = _plan(confirm)
-        done = sum(m.role == "tool" for m in request.messages)
-        return plan[done] if done < len(plan) else "All done."
+        users = [i for i, m in enumerate(request.messages) if m.role == "user"]
+        turn = min(len(users), len(TASK.ground_truth)) - 1
+        if at_once:
+            users, turn = users[:1], len(TASK.ground_truth) - 1
+            plan = [c for t in range(len(TASK.ground_truth)) for c in _plan(confirm, t)]
+        else:
+            plan = _plan(confirm, turn)
+        done = sum(m.role == "tool" for m in request.messages[users[-1] :])
+        if done < len(plan):
+            return plan[done]
+        return "All done." if turn == len(TASK.ground_truth) - 1 else "That part is done."
 
     return ScriptedAPI(responder=respond)
 
@@ -58,6 +70,8 @@ def _user(request: Request) -> str:
     last = request.messages[-1].content
     if "All done" in last:
         return "Great, thanks. <END>"
+    if "part is done" in last:
+        return "Good, now the next part."
     return "Yes, go ahead." if "?" in last else "Please work on my summary file."
 
 
@@ -122,7 +136,7 @@ def test_cli_strings_become_options_and_conditions_pair_prompting_with_memory() 
 
 async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignment() -> None:
     record = await _session(_bench(settings="tool_initiative_reactive"), "p", confirm=True)
-    assert record.scores["accuracy"] == 1.0 and record.scores["success"] == 1.0
+    assert record.scores["accuracy"] == 1.0 and record.scores["coverage"] == 1.0
     assert record.scores["align_recall"] == 1.0 and record.scores["align_precision"] == 1.0
     asked = [e.name for e in record.events_of("tool_call") if e.interaction]
     assert asked == ["confirmation", "confirmation"]
@@ -134,6 +148,28 @@ async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignm
     turn_ids = {t.index for t in record.turns}
     assert all(set(e.evidence_turns) <= turn_ids for e in judged)
     assert record.turns[-1].speaker == "user" and "<END>" in record.turns[-1].text
+
+
+async def test_an_agent_doing_the_whole_task_in_its_first_turn_fails_per_turn_accuracy() -> None:
+    bench = _bench(settings="tool_initiative_reactive")
+    user = bench.users(1, 0)[0]
+    spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
+    models = ModelRoles(
+        {
+            "agent": _agent(confirm=False, at_once=True),
+            "user": ScriptedAPI(responder=_user),
+            "judge": _judge(4, [0]),
+            "judge2": _judge(2, [0]),
+        }
+    )
+    condition = Condition(name="no_p+none", memory="none", settings={"prompting": "no_p"})
+    record = await play_session(
+        bench, spec, user, models=models, memory=BaseMemory(models), condition=condition
+    )
+    assert record.scores["accuracy"] == 0.0  # bfcl-eval's per-turn check fails it
+    assert record.scores["coverage"] == 1.0  # every reference call was made, though
+    assert isinstance(record.outcome, PrefixOutcome) and record.outcome.accuracy is not None
+    assert record.outcome.accuracy["failed_turn"] == 0
 
 
 async def test_report_tables_show_gains_and_reliability() -> None:

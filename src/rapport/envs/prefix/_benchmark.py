@@ -44,7 +44,7 @@ class PrefixBenchmark(Benchmark):
     produces = (PrefixOutcome,)
     metrics = (
         "accuracy",
-        "success",
+        "coverage",
         "ux",
         "alignment",
         "align_precision",
@@ -130,8 +130,7 @@ class PrefixBenchmark(Benchmark):
         acc, per_setting = outcome.accuracy, outcome.alignment
         scores = {
             "accuracy": float(acc["accuracy"]),
-            "state_match": float(acc["state_match"]),
-            "success": float(acc["state_match"] and not acc["missing"]),
+            "coverage": float(acc["coverage"]),
             "align_precision": _mean([a["precision"] for a in per_setting]),
             "align_recall": _mean([a["recall"] for a in per_setting if a["recall"] is not None]),
         }

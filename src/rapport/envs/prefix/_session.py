@@ -18,7 +18,7 @@ from rapport.log import PrefixOutcome, SessionInfo, Speaker, ToolCallEvent
 
 from .._protocol import AgentRequest, Episode, SessionFailure, SessionLog
 from ._alignment import Step, align
-from ._checker import check_accuracy, replay_reference
+from ._checker import check_accuracy
 from ._coarsen import coarsen
 from ._executor import SafeExecutor
 from ._failures import FailurePlan
@@ -95,6 +95,8 @@ class PrefixEpisode(Episode):
         """What the user will see with the agent's next message (notices, activity)."""
         self.steps = 0
         self.replies = 0
+        self.turn = -1
+        """The conversation's turn: one per user message (answers to questions excluded)."""
         """Agent replies with tool calls so far (calls of one reply share its number)."""
 
     @property
@@ -112,7 +114,6 @@ class PrefixEpisode(Episode):
         self.simulator = UserSimulator(
             self.models.get("user"), self.plan.settings, self.instruction
         )
-        self.tools = [*system_tools(self.task), *(t.spec() for t in interaction_tools())]
         try:
             self._user_says(log, await self._user_reply())
         except _Over as stop:
@@ -174,7 +175,7 @@ class PrefixEpisode(Episode):
         names = [s.id for s in self.plan.settings]
         if self.dropped or self.executor is None:
             return PrefixOutcome(task_id=self.task.id, settings=names, dropped=self.dropped)
-        accuracy = check_accuracy(self.task, self.executor, replay_reference(self.task))
+        accuracy = check_accuracy(self.task, self.executor)
         alignment = [
             {"setting": s.id, "dimension": s.dimension, **align(s, self.timeline).model_dump()}
             for s in self.plan.settings
@@ -209,10 +210,20 @@ class PrefixEpisode(Episode):
 
     def _user_says(self, log: SessionLog, text: str) -> None:
         self._say(log, "user", text)
+        self._next_turn()
         self.user_view.append(Message(role="assistant", content=text))
         self.history.append(Message(role="user", content=text))
         if is_end(text):
             raise _Over("user ended")
+
+    def _next_turn(self) -> None:
+        """A new user message opens a turn: calls are tagged with it, and functions held
+        back until it become available."""
+        assert self.executor is not None
+        self.turn += 1
+        self.executor.turn = self.turn
+        interaction = [t.spec() for t in interaction_tools()]
+        self.tools = [*system_tools(self.task, self.turn), *interaction]
 
     def _agent_text(self, log: SessionLog, text: str) -> None:
         self._say(log, "agent", text)
