@@ -182,6 +182,7 @@ async def test_report_tables_show_gains_and_reliability() -> None:
     assert len(titles) == 4 and "reliability" in titles[-1]
     stats = [r[0] for r in tables[3].rows]
     assert "alpha across the 7 UX dimensions" in stats
+    assert any(str(s).startswith("CV protocol: repeats (1 judge runs") for s in stats)
     assert "ICC ux (mean of the 7 UX dimensions)" in stats
     alignment = {(r[1], r[2]): r[4] for r in tables[2].rows if r[0] == "strategy"}
     assert alignment[("align_recall", "p+none")] is None  # no_p recall is 0: gain undefined
@@ -255,3 +256,15 @@ async def test_a_task_that_coarsening_drops_is_replaced_by_a_stand_in() -> None:
     assert not record.outcome.dropped and record.outcome.task_id == TASK.id
     assert any("dropped" in e.text for e in record.events_of("note"))
     assert bench.score(record)["accuracy"] == 1.0
+
+
+def test_the_papers_reliability_protocol_gives_its_runs_to_five_samples() -> None:
+    bench = _bench(reliability="paper", reliability_runs="20")
+    users = bench.users(1, 0)
+    runs = [bench.judge_runs(bench.sessions(u, 2, seed=0)[0], u) for u in users]
+    assert runs[:5] == [20] * 5 and set(runs[5:]) == {1}
+    later = bench.sessions(users[0], 2, seed=0)[1]
+    assert bench.judge_runs(later, users[0]) == 1
+    plain = _bench(judge_repeats="3")
+    assert bench.options.reliability == "paper" and plain.options.reliability == "repeats"
+    assert plain.judge_runs(later, users[0]) == 3

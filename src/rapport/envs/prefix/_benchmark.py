@@ -115,12 +115,22 @@ class PrefixBenchmark(Benchmark):
             settings=[get_setting(s) for s in user.preferences],
             prompting=str(condition.settings.get("prompting", "no_p")),
             max_messages=self.options.max_messages,
-            judge_repeats=self.options.judge_repeats,
+            judge_repeats=self.judge_runs(spec, user),
             judge_key=f"{condition.name}:{user.id}:{spec.id}",
+            reliability=self.options.reliability,
         )
         return PrefixEpisode(
             plan, spec.index, models, lambda settings, t: _failures(settings, t, task.seed)
         )
+
+    def judge_runs(self, spec: SessionSpec, user: UserSpec) -> int:
+        """Samples per judge for a session: the paper's protocol gives its runs to the first
+        session of the first users (its samples), one to the rest."""
+        o = self.options
+        if o.reliability == "repeats":
+            return o.judge_repeats
+        first = [u.id for u in self.users(0, self.seed)][: o.reliability_samples]
+        return o.reliability_runs if spec.index == 0 and user.id in first else 1
 
     def score(self, record: SessionRecord) -> dict[str, float]:
         """Accuracy, alignment and the judges' means, from the record alone."""

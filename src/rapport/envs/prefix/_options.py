@@ -34,6 +34,12 @@ class PrefixOptions(BaseModel):
     """Tasks (sessions) per user; default: the run's ``--sessions``."""
     judge_repeats: int = Field(default=1, ge=1)
     """Samples per judge (the first greedy, the rest sampled): feeds the CV over repeats."""
+    reliability: Literal["repeats", "paper"] = "repeats"
+    """Judge stability: ``repeats`` (CV over every session's ``judge_repeats``) or the
+    paper's protocol, ``paper``: ``reliability_runs`` judge runs on ``reliability_samples``
+    sessions per condition (the first session of the first users), the CV over those."""
+    reliability_samples: int = Field(default=5, ge=1)
+    reliability_runs: int = Field(default=20, ge=2)
     max_messages: int = Field(default=180, ge=4)
     """Messages (user, agent and tool turns) after which a session stops."""
     categories: list[Category] = Field(default_factory=lambda: ["long_context"])  # type: ignore[arg-type]

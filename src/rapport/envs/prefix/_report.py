@@ -4,7 +4,7 @@ dimension group, and the judges' reliability."""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 import numpy as np
@@ -155,6 +155,17 @@ def _icc_rows(cells: Cells, judges: list[str], n_records: int) -> list[Row]:
     return rows
 
 
+def _protocol(records: Sequence[SessionRecord], cells: Cells) -> str:
+    """Which judge-stability protocol the records ran, in words."""
+    runs = Counter(len(v) for by in cells.values() for v in by.values())
+    named = {r.outcome.reliability for r in records if isinstance(r.outcome, PrefixOutcome)}
+    sampled = len({i for by in cells.values() for (i, _j), v in by.items() if len(v) >= 2})
+    most = max(runs, default=0)
+    if "paper" in named:
+        return f"paper ({most} judge runs on {sampled} sessions; first greedy, rest T=0.7)"
+    return f"repeats ({most} judge runs on every session; first greedy, rest T=0.7)"
+
+
 def reliability_table(records: Sequence[SessionRecord]) -> Table:
     """ICC(2,1) and ICC(2,k) per dimension, alpha across dimensions, CV per judge."""
     cells = _judge_cells(records)
@@ -165,14 +176,15 @@ def reliability_table(records: Sequence[SessionRecord]) -> Table:
     items = [[s.get(d, math.nan) for d in ux_dims] for s in per_session if s]
     alpha = cronbach_alpha(np.array(items)) if items else math.nan
     rows.append([f"alpha across the {len(ux_dims)} UX dimensions", len(items), _r(alpha), None])
+    rows.append([f"CV protocol: {_protocol(records, cells)}", None, None, None])
     for judge in judges:
         cvs = [
             coefficient_of_variation(v)
             for by in cells.values()
             for (_i, j), v in by.items()
-            if j == judge
+            if j == judge and len(v) >= 2
         ]
-        rows.append([f"CV over repeats: {judge}", len(cvs), _r(_mean(cvs)), None])
+        rows.append([f"CV over judge runs: {judge}", len(cvs), _r(_mean(cvs)), None])
     cols = ["statistic", "n", "value (ICC(2,1) / alpha / CV)", "ICC(2,k)"]
     return _table("PrefIx: judge reliability", cols, rows)
 

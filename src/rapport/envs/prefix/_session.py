@@ -60,6 +60,7 @@ class Plan:
     judge_repeats: int
     judge_key: str
     failures: FailurePlan | None = None
+    reliability: str = "repeats"
 
 
 class PrefixEpisode(Episode):
@@ -188,6 +189,8 @@ class PrefixEpisode(Episode):
             accuracy=accuracy.model_dump(),
             alignment=alignment,
             calls=[r.model_dump() for r in self.executor.log],
+            judge_runs=self.plan.judge_repeats,
+            reliability=self.plan.reliability,
         )
 
     def _stop(self, log: SessionLog, reason: str) -> None:
