@@ -29,7 +29,7 @@ BENCHMARKS: dict[str, dict[str, object]] = {
     "collab": {},
     "collab-ablation": {},
     "mpt": {},
-    "prefix": {"settings": "confirm_each_write,announce_tools", "max_messages": 24},
+    "prefix": {"settings": "each_confirmation,tool_medium", "max_messages": 24},
     "gym": {
         "env": "function,telepathy,turtle,intention,travel,persuade,search,tau",
         "train_episodes": 1,

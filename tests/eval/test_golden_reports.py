@@ -40,7 +40,7 @@ RUNS: dict[str, dict[str, Any]] = {
     },
     "prefix": {
         "benchmark": "prefix",
-        "options": {"condition": "no_p,p", "settings": "confirm_each_write,announce_tools"},
+        "options": {"condition": "no_p,p", "settings": "each_confirmation,tool_medium"},
         "models": {"all": "scripted/auto", "judge2": "scripted/auto"},
     },
     "gym": {

@@ -140,6 +140,10 @@ class PrefixOutcome(BaseOutcome):
     accuracy: dict[str, Any] | None = None
     alignment: list[dict[str, Any]] = Field(default_factory=list)
     calls: list[dict[str, Any]] = Field(default_factory=list)
+    judge_runs: int = 0
+    """Samples each judge took of this session (first greedy, the rest sampled)."""
+    reliability: str = ""
+    """The judge-stability protocol of the run: ``repeats`` or ``paper``."""
 
     def topic(self) -> str:
         return self.task_id

@@ -27,25 +27,39 @@ TASK = task_by_id("multi_turn_base_12")  # cd, touch, echo, wc: two writes
 WRITES = {"touch", "echo"}
 
 
-def _plan(confirm: bool) -> list[ToolCall]:
+def _plan(confirm: bool, turn: int) -> list[ToolCall]:
+    """The agent's calls in one turn: the reference calls of that turn of the task."""
     plan = []
-    for i, call in enumerate(TASK.reference_calls):
+    for i, call in enumerate(TASK.ground_truth[turn]):
         parsed = parse_call(call)
         if confirm and parsed.name in WRITES:
             plan.append(
                 ToolCall(
-                    id=f"q{i}", name="confirmation", arguments={"question": f"Run {parsed.name}?"}
+                    id=f"q{turn}.{i}",
+                    name="confirmation",
+                    arguments={"execution_function": parsed.name, "content": f"Run {parsed.name}?"},
                 )
             )
-        plan.append(ToolCall(id=f"c{i}", name=parsed.name, arguments=dict(parsed.kwargs)))
+        plan.append(ToolCall(id=f"c{turn}.{i}", name=parsed.name, arguments=dict(parsed.kwargs)))
     return plan
 
 
-def _agent(confirm: bool) -> ScriptedAPI:
+def _agent(confirm: bool, at_once: bool = False) -> ScriptedAPI:
+    """Does each turn's part of the task after each message of the person (or the whole
+    task after the first)."""
+
     def respond(request: Request) -> str | ToolCall:
-        plan = _plan(confirm)
-        done = sum(m.role == "tool" for m in request.messages)
-        return plan[done] if done < len(plan) else "All done."
+        users = [i for i, m in enumerate(request.messages) if m.role == "user"]
+        turn = min(len(users), len(TASK.ground_truth)) - 1
+        if at_once:
+            users, turn = users[:1], len(TASK.ground_truth) - 1
+            plan = [c for t in range(len(TASK.ground_truth)) for c in _plan(confirm, t)]
+        else:
+            plan = _plan(confirm, turn)
+        done = sum(m.role == "tool" for m in request.messages[users[-1] :])
+        if done < len(plan):
+            return plan[done]
+        return "All done." if turn == len(TASK.ground_truth) - 1 else "That part is done."
 
     return ScriptedAPI(responder=respond)
 
@@ -56,12 +70,19 @@ def _user(request: Request) -> str:
     last = request.messages[-1].content
     if "All done" in last:
         return "Great, thanks. <END>"
+    if "part is done" in last:
+        return "Good, now the next part."
     return "Yes, go ahead." if "?" in last else "Please work on my summary file."
 
 
-def _judge(score: int, turns: list[int]) -> ScriptedAPI:
-    entry = {"score": score, "justification": "seen", "evidence_turns": turns}
-    return ScriptedAPI(responder=lambda _r: json.dumps({d.id: entry for d in ux_dimensions()}))
+def _judge(score: int, turns: list[int], alignment: int | None = None) -> ScriptedAPI:
+    def entry(dim: str) -> dict[str, object]:
+        value = alignment if dim == "preference_alignment" and alignment else score
+        return {"score": value, "justification": "seen", "evidence_turns": turns}
+
+    return ScriptedAPI(
+        responder=lambda _r: json.dumps({d.id: entry(d.id) for d in ux_dimensions()})
+    )
 
 
 def _models(confirm: bool, user: Callable[[Request], str] = _user) -> ModelRoles:
@@ -69,8 +90,8 @@ def _models(confirm: bool, user: Callable[[Request], str] = _user) -> ModelRoles
         {
             "agent": _agent(confirm),
             "user": ScriptedAPI(responder=user),
-            "judge": _judge(4, [0, 1]),
-            "judge2": _judge(2, [2]),
+            "judge": _judge(4, [0, 1], alignment=5),
+            "judge2": _judge(2, [2], alignment=5),
         }
     )
 
@@ -88,7 +109,7 @@ async def _session(
     confirm: bool,
     user_model: Callable[[Request], str] = _user,
 ) -> SessionRecord:
-    user = next(u for u in bench.users(1, 0) if u.preferences == ["confirm_each_write"])
+    user = next(u for u in bench.users(1, 0) if u.preferences == ["tool_initiative_reactive"])
     spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
     models = _models(confirm, user_model)
     condition = Condition(
@@ -101,7 +122,7 @@ async def _session(
 
 
 def test_cli_strings_become_options_and_conditions_pair_prompting_with_memory() -> None:
-    bench = _bench(condition="no_p,p", settings="confirm_each_write,announce_tools", tasks="2")
+    bench = _bench(condition="no_p,p", settings="tool_initiative_reactive,tool_medium", tasks="2")
     assert bench.options.tasks == 2 and bench.options.condition == ["no_p", "p"]
     config = ExperimentConfig(benchmark="prefix", memory=["none", "reflection"])
     names = [c.name for c in bench.conditions(config)]
@@ -114,12 +135,14 @@ def test_cli_strings_become_options_and_conditions_pair_prompting_with_memory() 
 
 
 async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignment() -> None:
-    record = await _session(_bench(settings="confirm_each_write"), "p", confirm=True)
-    assert record.scores["accuracy"] == 1.0 and record.scores["success"] == 1.0
+    record = await _session(_bench(settings="tool_initiative_reactive"), "p", confirm=True)
+    assert record.scores["accuracy"] == 1.0 and record.scores["coverage"] == 1.0
     assert record.scores["align_recall"] == 1.0 and record.scores["align_precision"] == 1.0
     asked = [e.name for e in record.events_of("tool_call") if e.interaction]
     assert asked == ["confirmation", "confirmation"]
-    assert record.scores["ux"] == pytest.approx(3.0)  # (4 + 2) / 2 on every dimension
+    assert record.scores["ux"] == pytest.approx(3.0)  # (4 + 2) / 2 on the 7 UX dimensions
+    assert record.scores["alignment"] == 5.0  # judged apart, never blended into ux
+    assert "ux.preference_alignment" not in record.scores
     judged = record.events_of("judge")
     assert len(judged) == 2 * len(ux_dimensions())
     turn_ids = {t.index for t in record.turns}
@@ -127,15 +150,41 @@ async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignm
     assert record.turns[-1].speaker == "user" and "<END>" in record.turns[-1].text
 
 
+async def test_an_agent_doing_the_whole_task_in_its_first_turn_fails_per_turn_accuracy() -> None:
+    bench = _bench(settings="tool_initiative_reactive")
+    user = bench.users(1, 0)[0]
+    spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
+    models = ModelRoles(
+        {
+            "agent": _agent(confirm=False, at_once=True),
+            "user": ScriptedAPI(responder=_user),
+            "judge": _judge(4, [0]),
+            "judge2": _judge(2, [0]),
+        }
+    )
+    condition = Condition(name="no_p+none", memory="none", settings={"prompting": "no_p"})
+    record = await play_session(
+        bench, spec, user, models=models, memory=BaseMemory(models), condition=condition
+    )
+    assert record.scores["accuracy"] == 0.0  # bfcl-eval's per-turn check fails it
+    assert record.scores["coverage"] == 1.0  # every reference call was made, though
+    assert isinstance(record.outcome, PrefixOutcome) and record.outcome.accuracy is not None
+    assert record.outcome.accuracy["failed_turn"] == 0
+
+
 async def test_report_tables_show_gains_and_reliability() -> None:
-    bench = _bench(settings="confirm_each_write")
+    bench = _bench(settings="tool_initiative_reactive")
     plain = await _session(bench, "no_p", confirm=False)
     asked = await _session(bench, "p", confirm=True)
     assert plain.scores["align_recall"] == 0.0 and asked.scores["align_recall"] == 1.0
     tables = bench.report_tables([plain, asked])
     titles = [t.title for t in tables]
     assert len(titles) == 4 and "reliability" in titles[-1]
-    alignment = {(r[1], r[2]): r[4] for r in tables[2].rows if r[0] == "pace"}
+    stats = [r[0] for r in tables[3].rows]
+    assert "alpha across the 7 UX dimensions" in stats
+    assert any(str(s).startswith("CV protocol: repeats (1 judge runs") for s in stats)
+    assert "ICC ux (mean of the 7 UX dimensions)" in stats
+    alignment = {(r[1], r[2]): r[4] for r in tables[2].rows if r[0] == "strategy"}
     assert alignment[("align_recall", "p+none")] is None  # no_p recall is 0: gain undefined
     summary = {r[0]: r for r in tables[0].rows}
     assert summary["p+none"][3] == 1.0  # accuracy
@@ -147,7 +196,7 @@ async def test_a_user_that_keeps_naming_its_preference_ends_the_session_with_an_
             return _user(request)
         return "Please ask for my confirmation before each change."
 
-    record = await _session(_bench(settings="confirm_each_write"), "no_p", False, leaky)
+    record = await _session(_bench(settings="tool_initiative_reactive"), "no_p", False, leaky)
     errors = record.events_of("error")
     assert [e.where for e in errors] == ["user"]
     assert record.status == "error"
@@ -155,7 +204,7 @@ async def test_a_user_that_keeps_naming_its_preference_ends_the_session_with_an_
 
 
 def test_confirmation_users_only_get_tasks_with_two_writes() -> None:
-    bench = _bench(settings="confirm_each_write", tasks="3")
+    bench = _bench(settings="each_confirmation", tasks="3")
     for spec in bench.sessions(bench.users(1, 0)[0], 3, seed=0):
         task = task_by_id(spec.task_as(PrefixTask).task_id)
         trial = SafeExecutor(task)
@@ -163,14 +212,14 @@ def test_confirmation_users_only_get_tasks_with_two_writes() -> None:
 
 
 def test_combined_users_hold_preferences_of_different_attributes() -> None:
-    bench = _bench(settings="confirm_each_write,no_confirmation,announce_tools", combine="2")
+    bench = _bench(settings="each_confirmation,silent,tool_medium", combine="2")
     groups = [u.preferences for u in bench.users(1, 0)]
-    assert groups[0] == ["confirm_each_write", "announce_tools"]  # skips the same attribute
+    assert groups[0] == ["each_confirmation", "tool_medium"]  # skips the same attribute
     assert all(len(g) == 2 for g in groups)
 
 
 async def test_a_combined_user_is_aligned_per_preference() -> None:
-    bench = _bench(settings="confirm_each_write,announce_tools", combine="2")
+    bench = _bench(settings="tool_initiative_reactive,tool_medium", combine="2")
     user = bench.users(1, 0)[0]
     spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
     models = _models(confirm=True)
@@ -180,12 +229,12 @@ async def test_a_combined_user_is_aligned_per_preference() -> None:
     )
     assert isinstance(record.outcome, PrefixOutcome)
     per = {a["setting"]: a["recall"] for a in record.outcome.alignment}
-    assert per == {"confirm_each_write": 1.0, "announce_tools": 0.0}
+    assert per == {"tool_initiative_reactive": 1.0, "tool_medium": 0.0}
     assert bench.score(record)["align_recall"] == 0.5
 
 
 async def test_a_task_that_coarsening_drops_is_replaced_by_a_stand_in() -> None:
-    bench = _bench(settings="confirm_each_write", tasks="1")
+    bench = _bench(settings="tool_initiative_reactive", tasks="1")
     user = bench.users(1, 0)[0]
     (spec,) = bench.sessions(user, 1, seed=0)
     task = spec.task_as(PrefixTask)
@@ -207,3 +256,15 @@ async def test_a_task_that_coarsening_drops_is_replaced_by_a_stand_in() -> None:
     assert not record.outcome.dropped and record.outcome.task_id == TASK.id
     assert any("dropped" in e.text for e in record.events_of("note"))
     assert bench.score(record)["accuracy"] == 1.0
+
+
+def test_the_papers_reliability_protocol_gives_its_runs_to_five_samples() -> None:
+    bench = _bench(reliability="paper", reliability_runs="20")
+    users = bench.users(1, 0)
+    runs = [bench.judge_runs(bench.sessions(u, 2, seed=0)[0], u) for u in users]
+    assert runs[:5] == [20] * 5 and set(runs[5:]) == {1}
+    later = bench.sessions(users[0], 2, seed=0)[1]
+    assert bench.judge_runs(later, users[0]) == 1
+    plain = _bench(judge_repeats="3")
+    assert bench.options.reliability == "paper" and plain.options.reliability == "repeats"
+    assert plain.judge_runs(later, users[0]) == 3

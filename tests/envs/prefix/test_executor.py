@@ -15,32 +15,63 @@ from rapport.envs.prefix import (
     load_tasks,
     parse_call,
     replay_reference,
+    system_tools,
     task_by_id,
 )
+from rapport.envs.prefix._checker import replay_turns
 
 
-@pytest.mark.parametrize("category", ["base", "miss_param"])
-def test_replaying_ground_truth_scores_full_accuracy(category: str) -> None:
+@pytest.mark.parametrize("category", ["base", "miss_param", "miss_func", "long_context"])
+def test_replaying_ground_truth_turn_by_turn_scores_full_accuracy(category: str) -> None:
     tasks = load_tasks(category)  # type: ignore[arg-type]
     assert len(tasks) == 200
-    scores = []
+    passed = covered = 0.0
     for task in tasks:
-        trial = SafeExecutor(task)
-        for call in task.reference_calls:
-            assert not trial.run(call).refused, call
+        trial = replay_turns(task, task.ground_truth)
+        assert not any(c.refused for c in trial.log), task.id
         result = check_accuracy(task, trial)
-        scores.append(result.accuracy if result.success else 0.0)
-    assert sum(scores) / len(scores) == 1.0
+        passed += result.accuracy
+        covered += result.coverage
+    assert passed / len(tasks) == 1.0 and covered / len(tasks) == 1.0
 
 
-def test_a_trial_that_skips_a_write_loses_accuracy() -> None:
+@pytest.mark.parametrize("task_id", ["multi_turn_base_0", "multi_turn_long_context_3"])
+def test_every_call_in_the_last_turn_fails_as_in_bfcl_eval(task_id: str) -> None:
+    task = task_by_id(task_id)
+    late = [[] for _ in task.ground_truth[:-1]] + [task.reference_calls]
+    result = check_accuracy(task, replay_turns(task, late))
+    assert result.accuracy == 0.0 and result.failed_turn == 0
+    assert result.error_type == "multi_turn:empty_turn_model_response"
+    assert result.coverage == 1.0  # PrefIx's coverage is unordered: every call was made
+    early = [task.reference_calls] + [[] for _ in task.ground_truth[1:]]
+    first = check_accuracy(task, replay_turns(task, early))
+    assert first.accuracy == 0.0 and first.failed_turn == 0
+
+
+def test_all_calls_in_the_last_turn_pass_almost_never_over_the_base_category() -> None:
+    passed = 0.0
+    for task in load_tasks("base"):
+        late = [[] for _ in task.ground_truth[:-1]] + [task.reference_calls]
+        passed += check_accuracy(task, replay_turns(task, late)).accuracy
+    assert passed <= 5  # bfcl-eval's checker passes 3 of 200 such trajectories
+
+
+def test_a_trial_that_skips_a_write_loses_accuracy_and_coverage() -> None:
     task = task_by_id("multi_turn_base_0")
-    trial = SafeExecutor(task)
-    for call in task.reference_calls[:-2]:
-        trial.run(call)
-    result = check_accuracy(task, trial)
-    assert result.accuracy < 1.0
-    assert not result.success
+    turns = [list(t) for t in task.ground_truth]
+    turns[-1] = turns[-1][:-1]
+    result = check_accuracy(task, replay_turns(task, turns))
+    assert result.accuracy == 0.0 and not result.success
+    assert result.coverage < 1.0 and len(result.missing) == 1
+
+
+def test_a_held_back_function_is_only_offered_from_its_turn() -> None:
+    tasks = [t for t in load_tasks("miss_func") if t.missed_functions]
+    assert len(tasks) == 200
+    for task in tasks:
+        for turn, names in task.missed_functions.items():
+            assert not set(names) & {s.name for s in system_tools(task, turn - 1)}
+            assert set(names) <= {s.name for s in system_tools(task, turn)}
 
 
 @pytest.mark.parametrize(

@@ -19,12 +19,15 @@ from rapport.envs.prefix import (
 )
 from rapport.llm import Model, ScriptedAPI
 
-SETTING = get_setting("confirm_each_write")
+SETTING = get_setting("each_confirmation")
 
 
 def test_leak_check_finds_keywords_and_the_setting_name() -> None:
     assert leaked_terms("Please CONFIRM with me first", [SETTING]) == ["confirm"]
-    assert leaked_terms("confirm each write, ok?", [SETTING]) == ["confirm", "confirm each write"]
+    assert leaked_terms("each confirmation, ok?", [SETTING]) == [
+        "confirmation",
+        "each confirmation",
+    ]
     assert leaked_terms("Move the report to temp, thanks.", [SETTING]) == []
 
 

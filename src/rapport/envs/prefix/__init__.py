@@ -3,7 +3,7 @@ accuracy, preference alignment and a multi-judge UX score with its reliability."
 
 from ._alignment import Alignment, Step, align
 from ._benchmark import PrefixBenchmark
-from ._checker import Accuracy, check_accuracy, replay_reference
+from ._checker import Accuracy, check_accuracy, replay_reference, replay_turns
 from ._coarsen import Coarsened, coarsen, required_literals
 from ._executor import CallRefused, ExecutionResult, SafeExecutor, parse_call
 from ._failures import FailurePlan, plan_failures
@@ -42,6 +42,7 @@ __all__ = [
     "parse_call",
     "plan_failures",
     "replay_reference",
+    "replay_turns",
     "required_literals",
     "system_tools",
     "task_by_id",

@@ -21,11 +21,17 @@ from rapport.log import (
 
 from .._protocol import Benchmark
 from ._failures import FailurePlan, plan_failures
-from ._options import PrefixOptions, combined_users, eligible, ux_dimensions
+from ._options import (
+    ALIGNMENT_DIMENSION,
+    PrefixOptions,
+    combined_users,
+    eligible,
+    experience_dimensions,
+)
 from ._report import report_tables
 from ._session import Plan, PrefixEpisode
 from ._settings import Setting, get_setting
-from ._tasks import BfclTask, load_tasks, task_by_id
+from ._tasks import BfclTask, Category, load_tasks, task_by_id
 
 _BACKUPS = 2
 """Stand-in tasks per session for when coarsening drops the chosen one."""
@@ -38,11 +44,12 @@ class PrefixBenchmark(Benchmark):
     produces = (PrefixOutcome,)
     metrics = (
         "accuracy",
-        "success",
+        "coverage",
+        "ux",
+        "alignment",
         "align_precision",
         "align_recall",
-        "ux",
-        *(f"ux.{d.id}" for d in ux_dimensions()),
+        *(f"ux.{d}" for d in experience_dimensions()),
     )
 
     def __init__(self, options: PrefixOptions, *, seed: int = 0) -> None:
@@ -78,7 +85,7 @@ class PrefixBenchmark(Benchmark):
         settings = [get_setting(s) for s in user.preferences]
         pool = [
             t
-            for c in self.options.categories
+            for c in task_categories(settings, self.options.categories)
             for t in load_tasks(c)
             if all(eligible(s, t) for s in settings)
         ]
@@ -108,12 +115,22 @@ class PrefixBenchmark(Benchmark):
             settings=[get_setting(s) for s in user.preferences],
             prompting=str(condition.settings.get("prompting", "no_p")),
             max_messages=self.options.max_messages,
-            judge_repeats=self.options.judge_repeats,
+            judge_repeats=self.judge_runs(spec, user),
             judge_key=f"{condition.name}:{user.id}:{spec.id}",
+            reliability=self.options.reliability,
         )
         return PrefixEpisode(
             plan, spec.index, models, lambda settings, t: _failures(settings, t, task.seed)
         )
+
+    def judge_runs(self, spec: SessionSpec, user: UserSpec) -> int:
+        """Samples per judge for a session: the paper's protocol gives its runs to the first
+        session of the first users (its samples), one to the rest."""
+        o = self.options
+        if o.reliability == "repeats":
+            return o.judge_repeats
+        first = [u.id for u in self.users(0, self.seed)][: o.reliability_samples]
+        return o.reliability_runs if spec.index == 0 and user.id in first else 1
 
     def score(self, record: SessionRecord) -> dict[str, float]:
         """Accuracy, alignment and the judges' means, from the record alone."""
@@ -123,21 +140,29 @@ class PrefixBenchmark(Benchmark):
         acc, per_setting = outcome.accuracy, outcome.alignment
         scores = {
             "accuracy": float(acc["accuracy"]),
-            "state_match": float(acc["state_match"]),
-            "success": float(acc["state_match"] and not acc["missing"]),
+            "coverage": float(acc["coverage"]),
             "align_precision": _mean([a["precision"] for a in per_setting]),
             "align_recall": _mean([a["recall"] for a in per_setting if a["recall"] is not None]),
         }
-        ux = judge_means_from_events(record.events_of("judge"))
+        judged = judge_means_from_events(record.events_of("judge"))
+        ux = {d: judged[d] for d in experience_dimensions() if d in judged}
         scores |= {f"ux.{d}": v for d, v in ux.items()}
-        if ux:
+        if ux:  # the UX score: the seven UX dimensions, preference alignment apart
             scores["ux"] = sum(ux.values()) / len(ux)
+        if ALIGNMENT_DIMENSION in judged:
+            scores["alignment"] = judged[ALIGNMENT_DIMENSION]
         return {k: v for k, v in scores.items() if not math.isnan(v)}
 
     @classmethod
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:
         """Accuracy/UX per condition with gains, per dimension, alignment, reliability."""
         return report_tables(records)
+
+
+def task_categories(settings: Sequence[Setting], default: Sequence[Category]) -> list[Category]:
+    """The categories a user's tasks come from: those its settings need, else the run's."""
+    needed = [c for s in settings for c in s.needs.categories]
+    return list(dict.fromkeys(needed)) or list(default)
 
 
 def _mean(values: Sequence[float]) -> float:

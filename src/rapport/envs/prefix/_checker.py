@@ -1,31 +1,56 @@
-"""Tool-use accuracy with bfcl-eval's own state and response checks, on our executor."""
+"""Tool-use accuracy as bfcl-eval's multi-turn checker decides it, on our executor, and
+PrefIx's unordered coverage of the ground-truth calls beside it.
+
+Execution accuracy walks the ground truth turn by turn, as bfcl-eval's
+``multi_turn_checker`` does: the trial's calls of turn t run on fresh backends, the
+reference calls of turn t on others; a turn whose reference is not empty fails when the
+trial made no call in it; otherwise bfcl's state check compares the backends and bfcl's
+response check looks for turn t's reference responses among every response so far. The
+first failing turn fails the task (accuracy 0), so doing every call in the last turn (or
+the first) fails as it does in bfcl-eval.
+
+Coverage is the share of ground-truth calls the trial made, unordered and counted with
+duplicates (PrefIx's ``gt_coverage``); calls are compared by function and bound
+arguments rather than by normalised text.
+"""
 
 from __future__ import annotations
 
+import inspect
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ._executor import SafeExecutor
+from ._executor import ExecutionResult, SafeExecutor, parse_call
 from ._tasks import INSTALL_HINT, BfclTask
 
 
 class Accuracy(BaseModel):
-    """How a trial's executed calls compare with the reference calls."""
+    """A trial against the reference, per turn, and its coverage of the reference calls."""
 
     accuracy: float
-    """Reference calls whose response the agent's calls also produced, over reference calls."""
-    state_match: bool
-    """Every backend ended in the reference state (bfcl's state check)."""
+    """bfcl-eval's multi-turn verdict: 1.0 when every turn passes, else 0.0."""
+    turns: int
+    """Turns of the ground truth."""
+    turns_passed: int
+    """Turns checked before the first failure (all of them when the task passes)."""
+    error_type: str | None = None
+    """bfcl's error type of the first failing turn (``multi_turn:empty_turn_model_response``,
+    ``multi_turn:instance_state_mismatch``, ``multi_turn:execution_response_mismatch``)."""
+    failed_turn: int | None = None
+    coverage: float
+    """PrefIx's unordered coverage: reference calls the trial also made, over all of them."""
     matched: int
     reference: int
     missing: list[str] = Field(default_factory=list)
-    """Reference responses the agent never produced."""
+    """Reference calls the trial never made."""
 
     @property
     def success(self) -> bool:
-        """bfcl's verdict: the state matches and every reference response was produced."""
-        return self.state_match and not self.missing
+        """The task passed bfcl-eval's multi-turn check."""
+        return self.accuracy == 1.0
 
 
 def _bfcl_checks() -> tuple[Any, Any]:
@@ -36,31 +61,90 @@ def _bfcl_checks() -> tuple[Any, Any]:
     return multi_turn_checker.state_checker, multi_turn_checker.response_checker
 
 
-def replay_reference(task: BfclTask) -> SafeExecutor:
-    """Fresh instances with the task's reference calls run on them (no failures)."""
+def replay_turns(task: BfclTask, turns: Sequence[Sequence[str]]) -> SafeExecutor:
+    """Fresh instances with call strings run turn by turn (no failures)."""
     executor = SafeExecutor(task, track_writes=False)
-    for call in task.reference_calls:
-        executor.run(call)
+    for index, calls in enumerate(turns):
+        executor.turn = index
+        for call in calls:
+            executor.run(call)
     return executor
 
 
-def check_accuracy(
-    task: BfclTask, trial: SafeExecutor, reference: SafeExecutor | None = None
-) -> Accuracy:
-    """Score a trial: bfcl's state check on the final instances, then its unordered
-    subset check of the reference responses within the trial's responses."""
+def replay_reference(task: BfclTask) -> SafeExecutor:
+    """Fresh instances with the task's reference calls run on them, turn by turn."""
+    return replay_turns(task, task.ground_truth)
+
+
+def _executed(call: ExecutionResult) -> bool:
+    return not call.refused and not call.injected
+
+
+def check_accuracy(task: BfclTask, trial: SafeExecutor) -> Accuracy:
+    """Score a trial's calls (each tagged with its turn) against the task's ground truth."""
     state_checker, response_checker = _bfcl_checks()
-    reference = reference or replay_reference(task)
-    state = state_checker(trial.instances, reference.instances)
-    expected = reference.results
-    response = response_checker(trial.results, expected, len(task.ground_truth) - 1)
-    missing = [] if response["valid"] else list(response["details"]["missing_items"])
-    total = len(expected)
-    matched = total - len(missing)
+    calls = [c for c in trial.log if _executed(c)]
+    model = SafeExecutor(task, track_writes=False)
+    reference = SafeExecutor(task, track_writes=False)
+    seen: list[str] = []
+    passed, error, failed = 0, None, None
+    last = len(task.ground_truth) - 1
+    for index, truth in enumerate(task.ground_truth):
+        model.turn = reference.turn = index
+        # Calls made after the last turn count in the last one.
+        mine = [c for c in calls if c.turn == index or (index == last and c.turn > last)]
+        seen += [model.call(c.name, c.arguments).result for c in mine]
+        expected = [reference.run(call).result for call in truth]
+        if not truth:
+            passed += 1
+            continue
+        if not mine:
+            error = "multi_turn:empty_turn_model_response"
+        elif not state_checker(model.instances, reference.instances)["valid"]:
+            error = "multi_turn:instance_state_mismatch"
+        elif not response_checker(seen, expected, index)["valid"]:
+            error = "multi_turn:execution_response_mismatch"
+        if error:
+            failed = index
+            break
+        passed += 1
+    matched, missing = _coverage(task, model, calls)
+    total = len(task.reference_calls)
     return Accuracy(
-        accuracy=matched / total if total else 1.0,
-        state_match=bool(state["valid"]),
+        accuracy=0.0 if error else 1.0,
+        turns=len(task.ground_truth),
+        turns_passed=passed,
+        error_type=error,
+        failed_turn=failed,
+        coverage=matched / total if total else 0.0,
         matched=matched,
         reference=total,
-        missing=[str(m)[:200] for m in missing],
+        missing=[m[:200] for m in missing],
     )
+
+
+def _canonical(executor: SafeExecutor, name: str, args: tuple[Any, ...], kwargs: Any) -> str:
+    """A call as ``name(k=v, ...)``, positional arguments bound to their names, sorted."""
+    method = executor.methods.get(name)
+    bound = dict(kwargs)
+    if method is not None:
+        try:
+            bound = dict(inspect.signature(method).bind_partial(*args, **kwargs).arguments)
+        except TypeError:
+            bound = {**{f"_{i}": a for i, a in enumerate(args)}, **dict(kwargs)}
+    return f"{name}({', '.join(f'{k}={bound[k]!r}' for k in sorted(bound))})"
+
+
+def _coverage(
+    task: BfclTask, executor: SafeExecutor, calls: Sequence[ExecutionResult]
+) -> tuple[int, list[str]]:
+    """(reference calls matched, reference calls missing), unordered, with duplicates."""
+    truth = []
+    for text in task.reference_calls:
+        parsed = parse_call(text)
+        truth.append(_canonical(executor, parsed.name, parsed.args, parsed.kwargs))
+    made = Counter(_canonical(executor, c.name, (), c.arguments) for c in calls)
+    wanted = Counter(truth)
+    matched = sum(min(made[k], n) for k, n in wanted.items())
+    missing = [k for k, n in wanted.items() for _ in range(n - made.get(k, 0))]
+    return matched, missing

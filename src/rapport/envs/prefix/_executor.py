@@ -188,6 +188,8 @@ class ExecutionResult(BaseModel):
     """A failure injected on purpose (the call was not run)."""
     wrote: bool = False
     """The call changed a backend's state."""
+    turn: int = 0
+    """The turn of the conversation the call was made in (one per user message)."""
 
 
 def format_result(value: Any) -> str:
@@ -220,6 +222,9 @@ class SafeExecutor:
         self.instances: dict[str, Any] = {}
         self.methods: dict[str, Callable[..., Any]] = {}
         self.log: list[ExecutionResult] = []
+        self.turn = 0
+        """The current turn, which calls are tagged with. As in bfcl-eval, a function held
+        back until a later turn is only left out of the tools offered, never refused."""
         self._attempts: dict[str, int] = {}
         for class_name in task.involved_classes:
             self._load(class_name)
@@ -252,8 +257,14 @@ class SafeExecutor:
         self, name: str, arguments: Mapping[str, Any], *, args: tuple[Any, ...] = ()
     ) -> ExecutionResult:
         """Run a whitelisted method with literal arguments on this trial's instances."""
-        shown = {**{f"_{i}": a for i, a in enumerate(args)}, **dict(arguments)}
         method = self.methods.get(name)
+        if method is not None and args:  # bind positional arguments to their names
+            try:
+                bound = inspect.signature(method).bind_partial(*args, **arguments).arguments
+                args, arguments = (), dict(bound)
+            except TypeError:
+                pass
+        shown = {**{f"_{i}": a for i, a in enumerate(args)}, **dict(arguments)}
         if method is None:
             error = f"'{name}' is not a function of this task's tools"
             return self._record(
@@ -309,6 +320,7 @@ class SafeExecutor:
             return repr(state).encode()
 
     def _record(self, result: ExecutionResult) -> ExecutionResult:
+        result.turn = self.turn
         self.log.append(result)
         return result
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, field_validator
 from rapport.judges import Dimension
 
 from ._executor import SafeExecutor
-from ._settings import Setting, all_settings, get_setting
+from ._settings import Setting, all_settings, extra_settings, get_setting
 from ._tasks import BfclTask, Category, task_by_id
 
 
@@ -27,24 +27,35 @@ class PrefixOptions(BaseModel):
     condition: list[Literal["no_p", "p"]] = Field(default_factory=lambda: ["no_p", "p"])  # type: ignore[arg-type]
     """``no_p``: generic instructions; ``p``: a sample interaction with implicit feedback."""
     settings: list[str] = Field(default_factory=lambda: ["all"], validate_default=True)
-    """Setting ids, or ``all`` (31)."""
+    """Setting ids, ``all`` (the paper's 31) or ``extras`` (ours outside the 31)."""
     combine: int = Field(default=1, ge=1, le=4)
     """Preferences each user holds (several combined: settings of different attributes)."""
     tasks: int | None = Field(default=None, ge=1)
     """Tasks (sessions) per user; default: the run's ``--sessions``."""
     judge_repeats: int = Field(default=1, ge=1)
     """Samples per judge (the first greedy, the rest sampled): feeds the CV over repeats."""
+    reliability: Literal["repeats", "paper"] = "repeats"
+    """Judge stability: ``repeats`` (CV over every session's ``judge_repeats``) or the
+    paper's protocol, ``paper``: ``reliability_runs`` judge runs on ``reliability_samples``
+    sessions per condition (the first session of the first users), the CV over those."""
+    reliability_samples: int = Field(default=5, ge=1)
+    reliability_runs: int = Field(default=20, ge=2)
     max_messages: int = Field(default=180, ge=4)
     """Messages (user, agent and tool turns) after which a session stops."""
-    categories: list[Category] = Field(default_factory=lambda: ["base", "miss_param"])  # type: ignore[arg-type]
+    categories: list[Category] = Field(default_factory=lambda: ["long_context"])  # type: ignore[arg-type]
+    """BFCL categories the tasks come from (coarsened); information-collection settings
+    take ``miss_param`` tasks whatever this says, as in the paper."""
 
     _split_lists = field_validator("condition", "settings", "categories", mode="before")(_split)
 
     @field_validator("settings")
     @classmethod
     def _known(cls, value: list[str]) -> list[str]:
-        if value == ["all"]:
-            return [s.id for s in all_settings()]
+        groups = {
+            "all": [s.id for s in all_settings()],
+            "extras": [s.id for s in extra_settings()],
+        }
+        value = [v for item in value for v in groups.get(item, [item])]
         for setting_id in value:
             try:
                 get_setting(setting_id)
@@ -83,11 +94,20 @@ def eligible(setting: Setting, task: BfclTask) -> bool:
     return not (setting.needs.failure and not task.reference_calls)
 
 
+ALIGNMENT_DIMENSION = "preference_alignment"
+"""The judge dimension scored apart from UX: how closely the agent followed the preference."""
+
+
 @functools.cache
 def ux_dimensions() -> tuple[Dimension, ...]:
-    """The judge rubric: seven UX dimensions and preference alignment."""
+    """The judge rubric: seven UX dimensions and preference alignment (last)."""
     text = resources.files(__package__).joinpath("ux_rubric.yaml").read_text("utf-8")
     return tuple(Dimension.model_validate(row) for row in yaml.safe_load(text))
+
+
+def experience_dimensions() -> tuple[str, ...]:
+    """The seven UX dimensions: the UX score is their mean (preference alignment apart)."""
+    return tuple(d.id for d in ux_dimensions() if d.id != ALIGNMENT_DIMENSION)
 
 
 def judge_instructions() -> str:

@@ -4,7 +4,7 @@ dimension group, and the judges' reliability."""
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 
 import numpy as np
@@ -12,6 +12,7 @@ import numpy as np
 from rapport.judges import coefficient_of_variation, cronbach_alpha, icc2, judge_means_from_events
 from rapport.log import PrefixOutcome, SessionRecord, Table
 
+from ._options import ALIGNMENT_DIMENSION, experience_dimensions
 from ._settings import dimensions
 
 Row = list[str | int | float | None]
@@ -55,31 +56,41 @@ def _by_condition(records: Sequence[SessionRecord], metric: str) -> dict[str, fl
     return {c: _mean(v) for c, v in values.items()}
 
 
+SUMMARY = ("accuracy", "ux", "alignment")
+"""Headline metrics: execution accuracy, UX (seven dimensions), preference alignment."""
+
+
 def summary_table(records: Sequence[SessionRecord], dropped: dict[str, int]) -> Table:
-    """Accuracy and UX per condition, with the gain in % over the same memory without p."""
-    acc, ux = _by_condition(records, "accuracy"), _by_condition(records, "ux")
+    """Accuracy, UX and alignment per condition, with the gain in % over the same memory
+    without p."""
+    per = {m: _by_condition(records, m) for m in SUMMARY}
     counts: dict[str, int] = defaultdict(int)
     for r in records:
         counts[r.condition] += 1
     rows: list[Row] = []
-    for c in sorted(set(acc) | set(dropped)):
-        a, u = acc.get(c, math.nan), ux.get(c, math.nan)
+    for c in sorted(set(per["accuracy"]) | set(dropped)):
+        values = [per[m].get(c, math.nan) for m in SUMMARY]
         base = _baseline(c)
-        gains = [_gain(a, acc.get(base, math.nan)), _gain(u, ux.get(base, math.nan))]
-        gains = [math.nan if base == c else g for g in gains]
-        rows.append([c, counts[c], dropped.get(c, 0), _r(a), _r(u), *(_r(g) for g in gains)])
-    cols = ["condition", "sessions", "dropped", "accuracy", "ux", "accuracy gain %", "ux gain %"]
-    return _table("PrefIx: accuracy and UX per condition", cols, rows)
+        gains = [
+            math.nan if base == c else _gain(v, per[m].get(base, math.nan))
+            for m, v in zip(SUMMARY, values, strict=True)
+        ]
+        rows.append(
+            [c, counts[c], dropped.get(c, 0), *(_r(v) for v in values), *(_r(g) for g in gains)]
+        )
+    cols = ["condition", "sessions", "dropped", *SUMMARY, *(f"{m} gain %" for m in SUMMARY)]
+    return _table("PrefIx: accuracy, UX (7 dimensions) and alignment per condition", cols, rows)
 
 
 def dimension_table(records: Sequence[SessionRecord]) -> Table:
     """Mean judge score per UX dimension and condition."""
     conditions = sorted({r.condition for r in records})
-    dims = sorted({k.removeprefix("ux.") for r in records for k in r.scores if k.startswith("ux.")})
     rows: list[Row] = []
-    for d in dims:
+    for d in experience_dimensions():
         per = _by_condition(records, f"ux.{d}")
         rows.append([d, *(_r(per.get(c, math.nan)) for c in conditions)])
+    per = _by_condition(records, "alignment")
+    rows.append([ALIGNMENT_DIMENSION, *(_r(per.get(c, math.nan)) for c in conditions)])
     return _table("PrefIx: judge score per dimension (1-5)", ["dimension", *conditions], rows)
 
 
@@ -120,14 +131,39 @@ def _judge_cells(records: Sequence[SessionRecord]) -> Cells:
     return cells
 
 
+def _icc_row(name: str, matrix: list[list[float]]) -> Row:
+    matrix = [row for row in matrix if not all(math.isnan(v) for v in row)]
+    single, average = icc2(np.array(matrix)) if matrix else (math.nan, math.nan)
+    return [f"ICC {name}", len(matrix), _r(single), _r(average)]
+
+
 def _icc_rows(cells: Cells, judges: list[str], n_records: int) -> list[Row]:
-    rows: list[Row] = []
-    for dim in sorted(cells):
-        matrix = [[_mean(cells[dim].get((i, j), [])) for j in judges] for i in range(n_records)]
-        matrix = [row for row in matrix if not all(math.isnan(v) for v in row)]
-        single, average = icc2(np.array(matrix)) if matrix else (math.nan, math.nan)
-        rows.append([f"ICC {dim}", len(matrix), _r(single), _r(average)])
+    """ICC per dimension, then of the UX score (each judge's mean of the 7 UX dimensions)."""
+
+    def score(dim: str, i: int, j: str) -> float:
+        return _mean(cells.get(dim, {}).get((i, j), []))
+
+    rows = [
+        _icc_row(dim, [[score(dim, i, j) for j in judges] for i in range(n_records)])
+        for dim in sorted(cells)
+    ]
+    ux = [
+        [_mean([score(d, i, j) for d in experience_dimensions()]) for j in judges]
+        for i in range(n_records)
+    ]
+    rows.append(_icc_row("ux (mean of the 7 UX dimensions)", ux))
     return rows
+
+
+def _protocol(records: Sequence[SessionRecord], cells: Cells) -> str:
+    """Which judge-stability protocol the records ran, in words."""
+    runs = Counter(len(v) for by in cells.values() for v in by.values())
+    named = {r.outcome.reliability for r in records if isinstance(r.outcome, PrefixOutcome)}
+    sampled = len({i for by in cells.values() for (i, _j), v in by.items() if len(v) >= 2})
+    most = max(runs, default=0)
+    if "paper" in named:
+        return f"paper ({most} judge runs on {sampled} sessions; first greedy, rest T=0.7)"
+    return f"repeats ({most} judge runs on every session; first greedy, rest T=0.7)"
 
 
 def reliability_table(records: Sequence[SessionRecord]) -> Table:
@@ -136,17 +172,19 @@ def reliability_table(records: Sequence[SessionRecord]) -> Table:
     judges = sorted({j for by in cells.values() for (_i, j) in by})
     rows = _icc_rows(cells, judges, len(records))
     per_session = [judge_means_from_events(r.events_of("judge")) for r in records]
-    items = [[s.get(d, math.nan) for d in sorted(cells)] for s in per_session if s]
+    ux_dims = experience_dimensions()
+    items = [[s.get(d, math.nan) for d in ux_dims] for s in per_session if s]
     alpha = cronbach_alpha(np.array(items)) if items else math.nan
-    rows.append(["alpha across dimensions", len(items), _r(alpha), None])
+    rows.append([f"alpha across the {len(ux_dims)} UX dimensions", len(items), _r(alpha), None])
+    rows.append([f"CV protocol: {_protocol(records, cells)}", None, None, None])
     for judge in judges:
         cvs = [
             coefficient_of_variation(v)
             for by in cells.values()
             for (_i, j), v in by.items()
-            if j == judge
+            if j == judge and len(v) >= 2
         ]
-        rows.append([f"CV over repeats: {judge}", len(cvs), _r(_mean(cvs)), None])
+        rows.append([f"CV over judge runs: {judge}", len(cvs), _r(_mean(cvs)), None])
     cols = ["statistic", "n", "value (ICC(2,1) / alpha / CV)", "ICC(2,k)"]
     return _table("PrefIx: judge reliability", cols, rows)
 

@@ -18,13 +18,22 @@ from rapport.log import PrefixOutcome, SessionInfo, Speaker, ToolCallEvent
 
 from .._protocol import AgentRequest, Episode, SessionFailure, SessionLog
 from ._alignment import Step, align
-from ._checker import check_accuracy, replay_reference
+from ._checker import check_accuracy
 from ._coarsen import coarsen
 from ._executor import SafeExecutor
 from ._failures import FailurePlan
 from ._options import judge_instructions, ux_dimensions
 from ._prompts import agent_instructions
-from ._settings import Setting, control_tool_names, interaction_tool_names, interaction_tools
+from ._settings import (
+    InteractionTool,
+    Setting,
+    control_tool_names,
+    function_name,
+    get_tool,
+    interaction_tool_names,
+    interaction_tools,
+    split_items,
+)
 from ._simulator import PreferenceLeak, UserSimulator, is_end
 from ._tasks import BfclTask, system_tools
 from ._transcript import render_for_judge
@@ -51,6 +60,7 @@ class Plan:
     judge_repeats: int
     judge_key: str
     failures: FailurePlan | None = None
+    reliability: str = "repeats"
 
 
 class PrefixEpisode(Episode):
@@ -85,6 +95,10 @@ class PrefixEpisode(Episode):
         self.shown: list[str] = []
         """What the user will see with the agent's next message (notices, activity)."""
         self.steps = 0
+        self.replies = 0
+        self.turn = -1
+        """The conversation's turn: one per user message (answers to questions excluded)."""
+        """Agent replies with tool calls so far (calls of one reply share its number)."""
 
     @property
     def info(self) -> SessionInfo:  # type: ignore[override]
@@ -101,7 +115,6 @@ class PrefixEpisode(Episode):
         self.simulator = UserSimulator(
             self.models.get("user"), self.plan.settings, self.instruction
         )
-        self.tools = [*system_tools(self.task), *(t.spec() for t in interaction_tools())]
         try:
             self._user_says(log, await self._user_reply())
         except _Over as stop:
@@ -132,6 +145,7 @@ class PrefixEpisode(Episode):
                 )
                 if output.text.strip():
                     self.shown.append(output.text.strip())
+                self.replies += 1
                 await self._run_calls(log, output.tool_calls)
                 self.steps += 1
                 if self.steps < AGENT_STEPS:
@@ -162,7 +176,7 @@ class PrefixEpisode(Episode):
         names = [s.id for s in self.plan.settings]
         if self.dropped or self.executor is None:
             return PrefixOutcome(task_id=self.task.id, settings=names, dropped=self.dropped)
-        accuracy = check_accuracy(self.task, self.executor, replay_reference(self.task))
+        accuracy = check_accuracy(self.task, self.executor)
         alignment = [
             {"setting": s.id, "dimension": s.dimension, **align(s, self.timeline).model_dump()}
             for s in self.plan.settings
@@ -175,6 +189,8 @@ class PrefixEpisode(Episode):
             accuracy=accuracy.model_dump(),
             alignment=alignment,
             calls=[r.model_dump() for r in self.executor.log],
+            judge_runs=self.plan.judge_repeats,
+            reliability=self.plan.reliability,
         )
 
     def _stop(self, log: SessionLog, reason: str) -> None:
@@ -197,10 +213,20 @@ class PrefixEpisode(Episode):
 
     def _user_says(self, log: SessionLog, text: str) -> None:
         self._say(log, "user", text)
+        self._next_turn()
         self.user_view.append(Message(role="assistant", content=text))
         self.history.append(Message(role="user", content=text))
         if is_end(text):
             raise _Over("user ended")
+
+    def _next_turn(self) -> None:
+        """A new user message opens a turn: calls are tagged with it, and functions held
+        back until it become available."""
+        assert self.executor is not None
+        self.turn += 1
+        self.executor.turn = self.turn
+        interaction = [t.spec() for t in interaction_tools()]
+        self.tools = [*system_tools(self.task, self.turn), *interaction]
 
     def _agent_text(self, log: SessionLog, text: str) -> None:
         self._say(log, "agent", text)
@@ -215,6 +241,8 @@ class PrefixEpisode(Episode):
             if asked:
                 interaction = call.name in interaction_tool_names()
                 self._tool_result(log, call, DEFERRED, interaction=interaction)
+            elif call.name in interaction_tool_names() and (problem := self._invalid(call)):
+                self._tool_result(log, call, problem, interaction=True, error=problem)
             elif call.name in control_tool_names():
                 await self._control(log, call)
                 asked = True
@@ -247,23 +275,47 @@ class PrefixEpisode(Episode):
             )
         )
 
+    def _invalid(self, call: ToolCall) -> str | None:
+        """Why an interaction call's fields are invalid (None: valid); it is then not run."""
+        functions = {t.name for t in self.tools} - interaction_tool_names()
+        problem = get_tool(call.name).validate_call(dict(call.arguments), functions)
+        return f"Invalid {call.name} call: {problem}" if problem else None
+
+    def _interaction_step(self, call: ToolCall) -> Step:
+        function = str(call.arguments.get("execution_function", "")).strip()
+        names = call.arguments.get("param_names")
+        return Step(
+            name=call.name,
+            interaction=True,
+            function=function_name(function) if function else None,
+            params=split_items(names) if isinstance(names, str) else None,
+            reply=self.replies,
+        )
+
     def _system(self, log: SessionLog, call: ToolCall) -> None:
         assert self.executor is not None
         done = self.executor.call(call.name, call.arguments)
         self.timeline.append(
-            Step(name=call.name, interaction=False, wrote=done.wrote, failed=done.error is not None)
+            Step(
+                name=call.name,
+                interaction=False,
+                wrote=done.wrote,
+                failed=done.error is not None,
+                params=sorted(call.arguments),
+                reply=self.replies,
+            )
         )
         self.shown.append(f"[activity] the assistant ran {call.name}")
         result = done.result or (done.error or "")
         self._tool_result(log, call, result, interaction=False, error=done.error)
 
     def _narrative(self, log: SessionLog, call: ToolCall) -> None:
-        self.timeline.append(Step(name=call.name, interaction=True))
+        self.timeline.append(self._interaction_step(call))
         self.shown.append(_message_of(call))
         self._tool_result(log, call, "shown to the person", interaction=True)
 
     async def _control(self, log: SessionLog, call: ToolCall) -> None:
-        self.timeline.append(Step(name=call.name, interaction=True))
+        self.timeline.append(self._interaction_step(call))
         question = "\n".join([*self.shown, _message_of(call)])
         self.shown = []
         self.user_view.append(Message(role="user", content=question))
@@ -276,7 +328,14 @@ class PrefixEpisode(Episode):
 
 
 def _message_of(call: ToolCall) -> str:
-    for key in ("question", "message"):
-        if isinstance(call.arguments.get(key), str):
-            return str(call.arguments[key])
-    return json.dumps(call.arguments)[:500]
+    """What the person sees of an interaction call: its content, else its fields."""
+    content = call.arguments.get("content")
+    if isinstance(content, str) and content.strip():
+        return content.strip()[:1000]
+    tool: InteractionTool = get_tool(call.name)
+    parts = [
+        f"{name.replace('_', ' ')}: {call.arguments[name]}"
+        for name in tool.fields
+        if isinstance(call.arguments.get(name), str) and call.arguments[name].strip()
+    ]
+    return ("; ".join(parts) or json.dumps(call.arguments))[:1000]

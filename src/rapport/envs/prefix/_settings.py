@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Collection
 from importlib import resources
 from typing import Any, Literal
 
@@ -10,6 +12,8 @@ import yaml
 from pydantic import BaseModel, Field
 
 from rapport.llm import ToolSpec
+
+from ._tasks import Category
 
 When = Literal[
     "before_call",
@@ -20,6 +24,8 @@ When = Literal[
     "after_read",
     "after_failure",
     "before_retry",
+    "after_parallel",
+    "after_first_call",
     "at_end",
     "never",
 ]
@@ -39,15 +45,20 @@ class Needs(BaseModel):
     """Minimum number of state-changing reference calls."""
     failure: bool = False
     """The setting is about failures: the trial gets an injected failure."""
+    categories: list[Category] = Field(default_factory=list)
+    """BFCL categories its tasks come from (empty: the run's categories)."""
 
 
 class Setting(BaseModel):
     """One interaction preference a simulated user holds."""
 
     id: str
+    """The paper's name for the setting."""
     dimension: str
     attribute: str
     definition: str
+    extra: bool = False
+    """Ours, not among the paper's 31 (runs only when named)."""
     pattern: list[PatternRule]
     keywords: list[str] = Field(default_factory=list)
     cue: str
@@ -61,24 +72,61 @@ class Setting(BaseModel):
 
 
 class InteractionTool(BaseModel):
-    """A tool that makes an interaction behaviour explicit."""
+    """A tool that makes an interaction behaviour explicit, with structured fields."""
 
     name: str
+    paper_name: str
     kind: Literal["narrative", "control"]
     description: str
+    fields: dict[str, str]
+    """Field -> what it holds (every field is a string)."""
+    required: list[str] = Field(default_factory=list)
 
     def spec(self) -> ToolSpec:
-        """As a tool the agent can call: one text field (a message or a question)."""
-        field = "question" if self.kind == "control" else "message"
+        """As a tool the agent can call: the paper's fields, the required ones required."""
+        properties = {
+            name: {"type": "string", "description": text} for name, text in self.fields.items()
+        }
         return ToolSpec(
             name=self.name,
             description=f"[interaction] {self.description}",
-            parameters={
-                "type": "object",
-                "properties": {field: {"type": "string", "description": "What the user sees."}},
-                "required": [field],
-            },
+            parameters={"type": "object", "properties": properties, "required": self.required},
         )
+
+    def validate_call(self, arguments: dict[str, Any], functions: Collection[str]) -> str | None:
+        """What is wrong with a call's arguments (None: a valid call).
+
+        Required fields must be non-empty strings, no unknown field may appear, a named
+        ``execution_function`` must be one of the task's ``functions``, and a disambiguation
+        must offer at least two options.
+        """
+        unknown = sorted(set(arguments) - set(self.fields))
+        if unknown:
+            return f"unknown field(s) {', '.join(unknown)}; fields: {', '.join(self.fields)}"
+        for name in self.required:
+            value = arguments.get(name)
+            if not isinstance(value, str) or not value.strip():
+                return f"required field '{name}' is missing or empty"
+        for name, value in arguments.items():
+            if not isinstance(value, str):
+                return f"field '{name}' must be a string"
+        function = arguments.get("execution_function", "").strip()
+        if function and function_name(function) not in functions:
+            return f"execution_function '{function}' is not one of this task's functions"
+        if self.name == "disambiguation" and len(split_items(arguments["options"])) < 2:
+            return "options must list at least two readings to choose between"
+        return None
+
+
+def function_name(text: str) -> str:
+    """``mkdir(dir_name='x')`` or ``GorillaFileSystem.mkdir`` -> ``mkdir``."""
+    return text.strip().split("(", 1)[0].rsplit(".", 1)[-1].strip()
+
+
+def split_items(text: str) -> list[str]:
+    """A list given as text: split on commas, semicolons, newlines and ' or '."""
+    parts = re.split(r"[,;\n]|\bor\b", text)
+    return [p.strip(" -*[]'\"") for p in parts if p.strip(" -*[]'\"")]
 
 
 def _data(name: str) -> Any:
@@ -93,29 +141,44 @@ def dimensions() -> dict[str, str]:
 
 
 @functools.cache
-def all_settings() -> tuple[Setting, ...]:
-    """The 31 settings, in their fixed order."""
+def _every_setting() -> tuple[Setting, ...]:
     return tuple(Setting.model_validate(row) for row in _data("settings.yaml")["settings"])
 
 
+def all_settings() -> tuple[Setting, ...]:
+    """The paper's 31 settings, in their fixed order."""
+    return tuple(s for s in _every_setting() if not s.extra)
+
+
+def extra_settings() -> tuple[Setting, ...]:
+    """Our settings that are not among the paper's 31."""
+    return tuple(s for s in _every_setting() if s.extra)
+
+
 def get_setting(setting_id: str) -> Setting:
-    """One setting by id (KeyError with the known ids)."""
-    for setting in all_settings():
+    """One setting by id, the 31 or an extra (KeyError with the known ids)."""
+    for setting in _every_setting():
         if setting.id == setting_id:
             return setting
-    known = ", ".join(s.id for s in all_settings())
+    known = ", ".join(s.id for s in _every_setting())
     raise KeyError(f"unknown PrefIx setting '{setting_id}' (known: {known})")
 
 
 @functools.cache
 def interaction_tools() -> tuple[InteractionTool, ...]:
-    """The 13 interaction tools: 10 narrative, 3 dialogue-control."""
+    """The 14 interaction tools: the paper's 13 and the parameter rationale its trajectories
+    name (11 narrative, 3 dialogue-control)."""
     return tuple(InteractionTool.model_validate(row) for row in _data("interaction_tools.yaml"))
 
 
 def interaction_tool_names() -> frozenset[str]:
     """Names of the interaction tools."""
     return frozenset(t.name for t in interaction_tools())
+
+
+def get_tool(name: str) -> InteractionTool:
+    """One interaction tool by name."""
+    return next(t for t in interaction_tools() if t.name == name)
 
 
 def control_tool_names() -> frozenset[str]:

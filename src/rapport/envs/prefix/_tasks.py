@@ -40,6 +40,12 @@ class BfclTask(BaseModel):
     excluded_functions: list[str] = Field(default_factory=list)
     ground_truth: list[list[str]]
     """Per turn, the reference call strings."""
+    missed_functions: dict[int, list[str]] = Field(default_factory=dict)
+    """``miss_func``: turn -> functions held back until that turn."""
+
+    def held_back(self, turn: int) -> set[str]:
+        """Functions not yet available at a turn."""
+        return {f for t, names in self.missed_functions.items() if t > turn for f in names}
 
     @property
     def reference_calls(self) -> list[str]:
@@ -85,6 +91,7 @@ def _task(row: dict[str, Any], truth: list[list[str]], category: str) -> BfclTas
         involved_classes=list(row["involved_classes"]),
         excluded_functions=list(row.get("excluded_function", [])),
         ground_truth=truth,
+        missed_functions={int(t): list(f) for t, f in row.get("missed_function", {}).items()},
     )
 
 
@@ -102,12 +109,14 @@ def _docs(class_name: str) -> tuple[dict[str, Any], ...]:
     return tuple(_read_jsonl(data_dir() / "multi_turn_func_doc" / DOC_FILES[class_name]))
 
 
-def system_tools(task: BfclTask) -> list[ToolSpec]:
-    """The task's callable backend functions as tool specs (excluded functions left out)."""
+def system_tools(task: BfclTask, turn: int = 0) -> list[ToolSpec]:
+    """The task's callable backend functions at a turn as tool specs (excluded functions
+    and functions held back until a later turn left out)."""
     tools: list[ToolSpec] = []
+    hidden = set(task.excluded_functions) | task.held_back(turn)
     for class_name in task.involved_classes:
         for doc in _docs(class_name):
-            if doc["name"] in task.excluded_functions:
+            if doc["name"] in hidden:
                 continue
             params = _json_schema(doc.get("parameters", {}))
             description = doc["description"].split("Tool description:", 1)[-1].strip()
