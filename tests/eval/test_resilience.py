@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from runner_fakes import NotesMemory, aware_reply
 
-from rapport.eval import ExperimentConfig, run_experiment
-from rapport.llm import ModelRoles, ScriptedAPI
+from rapport.eval import ExperimentConfig, ProviderOutage, run_experiment
+from rapport.llm import ModelError, ModelRoles, Request, ScriptedAPI
 from rapport.log import MemoryItem, MemoryState, SessionRecord
 from rapport.memory import MEMORIES, UserRef
 from rapport.store import RunStore
@@ -64,3 +64,69 @@ async def test_a_session_the_store_cannot_take_is_kept_as_an_error_and_the_run_g
     for record in records:
         (error,) = record.events_of("error")
         assert error.where == where and error.error_type and error.message
+
+
+class Switch:
+    """A provider that fails (like a server that is down) while ``down`` is set."""
+
+    def __init__(self) -> None:
+        self.down = False
+        self.name = "scripted/switch"
+
+    def reply(self, request: Request) -> str:
+        if self.down:
+            raise ModelError("connection refused")
+        return aware_reply(request)
+
+
+def _switch_models(switch: Switch) -> ModelRoles:
+    return ModelRoles({"all": ScriptedAPI(responder=switch.reply, name=switch.name)})
+
+
+def _scores(run_dir: Path) -> list[tuple[str, str, int, str, dict[str, float]]]:
+    with RunStore(run_dir, create=False) as store:
+        return [(r.condition, r.user_id, r.index, r.status, r.scores) for r in store.sessions()]
+
+
+async def test_an_outage_stops_the_run_and_resume_retries_its_error_sessions(
+    tmp_path: Path,
+) -> None:
+    config = _run_config(tmp_path / "flaky", "notes").model_copy(update={"users": 3})
+    switch = Switch()
+    switch.down = True
+    with pytest.raises(ProviderOutage, match="3 sessions in a row"):
+        await run_experiment(config, models=_switch_models(switch), progress=False, max_failures=3)
+    assert 0 < len(_scores(tmp_path / "flaky")) < 9
+    kept = await run_experiment(
+        config, models=_switch_models(switch), progress=False, max_failures=0, retry_errors=False
+    )
+    assert kept.errors == kept.sessions_run > 0  # still down; errors kept and new ones made
+    switch.down = False
+    resumed = await run_experiment(config, models=_switch_models(switch), progress=False)
+    assert resumed.errors == 0 and resumed.retried == 9
+    clean = config.model_copy(update={"run_dir": tmp_path / "clean"})
+    await run_experiment(clean, models=_switch_models(Switch()), progress=False)
+    assert _scores(tmp_path / "flaky") == _scores(tmp_path / "clean")
+
+
+async def test_errors_from_the_middle_are_retried_from_the_memory_before_them(
+    tmp_path: Path,
+) -> None:
+    switch = Switch()
+    calls = {"n": 0}
+
+    def reply(request: Request) -> str:
+        calls["n"] += 1
+        if 5 <= calls["n"] <= 6:  # a session after the first fails
+            raise ModelError("timeout")
+        return switch.reply(request)
+
+    config = _run_config(tmp_path / "a", "notes").model_copy(update={"users": 1, "sessions": 5})
+    models = ModelRoles({"all": ScriptedAPI(responder=reply, name=switch.name)})
+    first = await run_experiment(config, models=models, progress=False)
+    assert first.errors >= 1
+    again = await run_experiment(config, models=_switch_models(switch), progress=False)
+    assert again.errors == 0 and again.sessions_skipped >= 1 and again.retried >= 1
+    clean = config.model_copy(update={"run_dir": tmp_path / "b"})
+    await run_experiment(clean, models=_switch_models(Switch()), progress=False)
+    assert _scores(tmp_path / "a") == _scores(tmp_path / "b")

@@ -106,9 +106,12 @@ async def test_rerunning_a_finished_run_makes_no_model_calls(tmp_path: Path) -> 
 
 async def test_model_errors_are_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
     result = await run_experiment(
-        _config(tmp_path, models={"all": "fake/broken"}, memory=["none"]), progress=False
+        _config(tmp_path, models={"all": "fake/broken"}, memory=["none"]),
+        progress=False,
+        max_failures=0,
     )
     assert result.sessions_run == 12 and result.errors == 12
+    assert result.failed_calls == 12 and result.cached_calls == 0
     records = RunStore(tmp_path, create=False).sessions()
     assert all(r.status == "error" for r in records)
     event = records[0].events_of("error")[0]

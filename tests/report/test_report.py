@@ -39,7 +39,7 @@ def test_json_has_the_documented_shape(run_dir: Path, capsys: pytest.CaptureFixt
     for metrics in data["conditions"].values():
         assert list(metrics) == ["hit", "words"]
         for est in metrics.values():
-            assert set(est) == {"mean", "ci_low", "ci_high"}
+            assert set(est) == {"mean", "ci_low", "ci_high", "sessions", "errors"}
     assert data["sessions"] == 27 and data["errors"] == 9  # forgetful fails to learn 9 times
     assert set(data["usage"]) == {"agent", "user"}
     assert set(data["usage"]["agent"]) == {"prompt", "completion"}
@@ -71,7 +71,8 @@ def test_csv_has_a_row_per_condition_and_metric(
 ) -> None:
     assert main(["report", str(run_dir), "--format", "csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "condition,metric,mean,ci_low,ci_high" and len(lines) == 1 + 3 * 2
+    header = "condition,metric,mean,ci_low,ci_high,sessions,errors"
+    assert lines[0] == header and len(lines) == 1 + 3 * 2
 
 
 def test_html_is_self_contained_with_plots_and_errors(run_dir: Path, tmp_path: Path) -> None:

@@ -6,11 +6,14 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 from rapport.eval import (
+    MAX_CONSECUTIVE_FAILURES,
     Experiment,
     ExperimentConfig,
     ExperimentError,
+    ProviderOutage,
     RunResult,
     prepare_experiment,
 )
@@ -31,7 +34,48 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("benchmark", help="benchmark name (collab, mpt, prefix, gym ...)")
     add_experiment_flags(parser)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_resume_flags(parser)
     parser.set_defaults(handler=handle)
+
+
+def add_resume_flags(parser: argparse.ArgumentParser) -> None:
+    """``--retry-errors`` / ``--keep-errors`` and ``--max-failures N``."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--retry-errors",
+        dest="retry_errors",
+        action="store_true",
+        default=True,
+        help="on resume, run sessions stored with errors again (the default)",
+    )
+    group.add_argument(
+        "--keep-errors",
+        dest="retry_errors",
+        action="store_false",
+        help="on resume, keep sessions stored with errors as they are",
+    )
+    parser.add_argument(
+        "--max-failures",
+        metavar="N",
+        default=str(MAX_CONSECUTIVE_FAILURES),
+        help="stop (exit 1) after N sessions in a row fail on a model provider; 0: never "
+        f"(default {MAX_CONSECUTIVE_FAILURES})",
+    )
+
+
+def resume_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The run's ``retry_errors`` and ``max_failures`` from the flags.
+
+    Raises:
+        UsageError: ``--max-failures`` is not a count.
+    """
+    raw = getattr(args, "max_failures", str(MAX_CONSECUTIVE_FAILURES))
+    if not str(raw).isdigit() or int(raw) > 1_000_000:
+        raise UsageError(f"--max-failures must be a whole number from 0 to 1000000, not {raw!r}")
+    return {
+        "retry_errors": getattr(args, "retry_errors", True),
+        "max_failures": int(raw),
+    }
 
 
 def prepare(config: ExperimentConfig) -> Experiment:
@@ -42,13 +86,19 @@ def prepare(config: ExperimentConfig) -> Experiment:
         raise UsageError(str(exc)) from exc
 
 
-def execute(experiment: Experiment, *, progress: bool = True) -> int:
-    """Run a prepared experiment, then print the table and write the HTML report."""
+def execute(experiment: Experiment, *, progress: bool = True, **options: Any) -> int:
+    """Run a prepared experiment, then print the table and write the HTML report.
+
+    ``options`` go to `Experiment.run` (``retry_errors``, ``max_failures``).
+    """
     run_dir = experiment.config.run_dir
     try:
-        result = asyncio.run(experiment.run(progress=progress))
+        result = asyncio.run(experiment.run(progress=progress, **options))
     except ExperimentError as exc:
         raise UsageError(str(exc)) from exc
+    except ProviderOutage as exc:
+        print(f"rapport: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(
             f"rapport: interrupted; finished sessions are saved in {run_dir}. "
@@ -66,7 +116,8 @@ def summary_line(result: RunResult) -> str:
     return (
         f"ran {result.sessions_run} sessions ({result.sessions_skipped} already done), "
         f"{result.errors} with errors, {result.model_calls} model calls "
-        f"(+{result.cached_calls} cached)"
+        f"(+{result.cached_calls} cached, {result.failed_calls} failed)"
+        + (f", {result.retried} error sessions retried" if result.retried else "")
     )
 
 
@@ -80,4 +131,5 @@ def print_report(run_dir: Path) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
     config = config_from_args(args)
-    return execute(prepare(config), progress=not args.no_progress)
+    options = resume_options(args)
+    return execute(prepare(config), progress=not args.no_progress, **options)

@@ -19,8 +19,10 @@ from ._metrics import (
 from ._orchestrator import Orchestrator, guarded, record_failure
 from ._provenance import describe_invocation, git_revision, package_versions, redact_url
 from ._runner import (
+    MAX_CONSECUTIVE_FAILURES,
     Experiment,
     ExperimentError,
+    ProviderOutage,
     RunResult,
     one_line,
     play_session,
@@ -30,12 +32,14 @@ from ._runner import (
 )
 
 __all__ = [
+    "MAX_CONSECUTIVE_FAILURES",
     "DeltaPoint",
     "Estimate",
     "Experiment",
     "ExperimentConfig",
     "ExperimentError",
     "Orchestrator",
+    "ProviderOutage",
     "RunResult",
     "bootstrap_ci",
     "by_condition",

@@ -18,12 +18,19 @@ RESAMPLES = 2000
 LEVEL = 0.95
 
 
+_CI = {"mean", "ci_low", "ci_high"}
+
+
 class Estimate(BaseModel):
     """A mean over users and its bootstrap confidence interval."""
 
     mean: float
     ci_low: float
     ci_high: float
+    sessions: int | None = None
+    """Sessions the mean is over (set by `summarize`)."""
+    errors: int = 0
+    """Eval sessions of the same condition that ended with an error (not averaged)."""
 
 
 class DeltaPoint(BaseModel):
@@ -83,10 +90,17 @@ def _mean(values: Sequence[float]) -> float:
 
 def summarize(records: Iterable[SessionRecord], metric: str, *, seed: int = 0) -> Estimate | None:
     """Mean per user, then mean over users, with a bootstrap CI over users (None: no data)."""
-    means = per_user_means(records, metric)
+    evals = eval_sessions(records)
+    means = per_user_means(evals, metric)
     if not means:
         return None
-    return bootstrap_ci([means[u] for u in sorted(means)], seed=seed)
+    estimate = bootstrap_ci([means[u] for u in sorted(means)], seed=seed)
+    return estimate.model_copy(
+        update={
+            "sessions": sum(metric in r.scores for r in evals),
+            "errors": sum(r.status == "error" for r in evals),
+        }
+    )
 
 
 def metric_names(records: Iterable[SessionRecord]) -> list[str]:
@@ -153,7 +167,7 @@ def session_deltas(
             if (user, index) in base:
                 diffs[index].append(value - base[(user, index)])
         result[condition] = [
-            DeltaPoint(index=i, users=len(d), **bootstrap_ci(d, seed=seed).model_dump())
+            DeltaPoint(index=i, users=len(d), **bootstrap_ci(d, seed=seed).model_dump(include=_CI))
             for i, d in sorted(diffs.items())
         ]
     return result

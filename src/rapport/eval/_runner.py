@@ -9,6 +9,7 @@ sessions that are not yet stored, which makes re-running the same command a resu
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,18 @@ class ExperimentError(ValueError):
     """The experiment cannot start (bad name, option, model or data); nothing was written."""
 
 
+class ProviderOutage(RuntimeError):
+    """The run stopped: too many sessions in a row failed on a model provider.
+
+    Every session committed before stays; running the same command again resumes (and,
+    by default, retries the sessions that failed).
+    """
+
+
+MAX_CONSECUTIVE_FAILURES = 10
+"""Sessions in a row that may fail on a provider (``ModelError``) before the run stops."""
+
+
 class RunResult(BaseModel):
     """What one invocation of the runner did."""
 
@@ -54,8 +67,12 @@ class RunResult(BaseModel):
     errors: int = 0
     """Sessions this invocation recorded with status ``error``."""
     model_calls: int = 0
-    """Calls this invocation sent to a model (cache hits excluded)."""
+    """Calls this invocation sent to a model that answered (cache hits excluded)."""
     cached_calls: int = 0
+    failed_calls: int = 0
+    """Calls that failed (provider errors, outputs invalid after retries): never cached."""
+    retried: int = 0
+    """Stored error sessions this invocation ran again (with the sessions after them)."""
 
 
 @dataclass
@@ -72,6 +89,10 @@ class _Tally:
     errors: int = 0
     model_calls: int = 0
     cached_calls: int = 0
+    failed_calls: int = 0
+    retried: int = 0
+    consecutive_failures: int = 0
+    max_failures: int = MAX_CONSECUTIVE_FAILURES
     bar: Progress | None = field(default=None, repr=False)
 
 
@@ -105,11 +126,25 @@ class Experiment:
         """Who the condition's memory is about (the truth comes from the benchmark)."""
         return user.ref(truth=self.benchmark.truth(user, condition))
 
-    async def run(self, *, progress: bool = True) -> RunResult:
+    async def run(
+        self,
+        *,
+        progress: bool = True,
+        retry_errors: bool = True,
+        max_failures: int = MAX_CONSECUTIVE_FAILURES,
+    ) -> RunResult:
         """Run every session not yet stored; commit each one as it finishes.
+
+        Args:
+            progress: show a progress bar.
+            retry_errors: run stored error sessions again (from a user's first error on,
+                with the memory as it was before it); ``False`` keeps them.
+            max_failures: stop after this many sessions in a row failed on a model
+                provider (0: never stop).
 
         Raises:
             ExperimentError: the run dir holds a run with a different config.
+            ProviderOutage: ``max_failures`` sessions in a row failed on a provider.
         """
         store = RunStore(self.config.run_dir)
         try:
@@ -126,11 +161,13 @@ class Experiment:
                 for cond in self.conditions
                 for user in self.users
             ]
-            skipped = sum(len(store.done(j.condition.name, j.user.id)) for j in jobs)
-            tally = _Tally()
+            plans = {id(j): _plan(store, j, retry_errors) for j in jobs}
+            skipped = sum(len(p.done) for p in plans.values())
+            tally = _Tally(max_failures=max_failures)
+            tally.retried = sum(p.retried for p in plans.values())
             with Progress(self.total_sessions, skipped, enabled=progress) as bar:
                 tally.bar = bar
-                await self._run_jobs(jobs, store, tally)
+                await self._run_jobs(jobs, plans, store, tally)
         finally:
             store.close()
         return RunResult(
@@ -141,14 +178,18 @@ class Experiment:
             errors=tally.errors,
             model_calls=tally.model_calls,
             cached_calls=tally.cached_calls,
+            failed_calls=tally.failed_calls,
+            retried=tally.retried,
         )
 
-    async def _run_jobs(self, jobs: list[_Job], store: RunStore, tally: _Tally) -> None:
+    async def _run_jobs(
+        self, jobs: list[_Job], plans: dict[int, _Plan], store: RunStore, tally: _Tally
+    ) -> None:
         gate = asyncio.Semaphore(self.config.concurrency)
 
         async def guarded(job: _Job) -> None:
             async with gate:
-                await self._run_user(job, store, tally)
+                await self._run_user(job, plans[id(job)], store, tally)
 
         tasks = [asyncio.ensure_future(guarded(job)) for job in jobs]
         try:
@@ -159,10 +200,9 @@ class Experiment:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _run_user(self, job: _Job, store: RunStore, tally: _Tally) -> None:
+    async def _run_user(self, job: _Job, plan: _Plan, store: RunStore, tally: _Tally) -> None:
         name, ref = job.condition.name, self.user_ref(job.user, job.condition)
-        done = store.done(name, job.user.id)
-        latest = store.latest_memory(name, job.user.id)
+        done, latest = plan.done, plan.memory
         version = 0
         if latest is not None:
             job.memory.restore(ref, latest.state)
@@ -208,8 +248,18 @@ class Experiment:
     def _count(record: SessionRecord, tally: _Tally) -> None:
         tally.sessions_run += 1
         tally.errors += record.status == "error"
-        tally.model_calls += sum(not c.cached for c in record.usage)
-        tally.cached_calls += sum(c.cached for c in record.usage)
+        tally.model_calls += sum(not c.cached and c.error is None for c in record.usage)
+        tally.cached_calls += sum(c.cached and c.error is None for c in record.usage)
+        tally.failed_calls += sum(c.error is not None for c in record.usage)
+        outage = [e for e in record.events_of("error") if e.error_type == "ModelError"]
+        tally.consecutive_failures = tally.consecutive_failures + 1 if outage else 0
+        if tally.max_failures and tally.consecutive_failures >= tally.max_failures:
+            raise ProviderOutage(
+                f"stopped after {tally.consecutive_failures} sessions in a row failed on a "
+                f"model provider (last, {outage[-1].where}: {outage[-1].message[:160]}); "
+                f"{tally.sessions_run} sessions of this invocation are kept; run the same "
+                "command again to resume"
+            )
         if tally.bar is not None:
             generated = sum(c.completion_tokens for c in record.usage if not c.cached)
             tally.bar.advance(errors=tally.errors, tokens=generated)
@@ -284,6 +334,34 @@ async def _play(
         record.scores = dict(benchmark.score(record))
     except Exception as exc:
         record_failure(record, _failure("score", exc))
+
+
+@dataclass
+class _Plan:
+    """Where one user's sessions under one condition resume."""
+
+    done: set[int]
+    """Session indices that are kept (not run again)."""
+    memory: MemoryVersion | None
+    """The memory version to start from (None: a fresh memory)."""
+    retried: int = 0
+
+
+def _plan(store: RunStore, job: _Job, retry_errors: bool) -> _Plan:
+    """Stored sessions are kept; with ``retry_errors``, a user's sessions from the first
+    error on are run again, from the memory as it was before that session."""
+    name, user = job.condition.name, job.user.id
+    done = store.done(name, user)
+    errors = store.error_indices(name, user) if retry_errors else set()
+    if not errors:
+        return _Plan(done, store.latest_memory(name, user))
+    first = min(errors)
+    memory = store.memory_version(name, user, first) if first > 0 else None
+    if first > 0 and memory is None:
+        # No snapshot before the first error: start the user over.
+        first = 0
+    kept = {i for i in done if i < first}
+    return _Plan(kept, memory, retried=len(errors))
 
 
 def _bare_record(
@@ -408,15 +486,44 @@ def _check_fit(memory: Memory, benchmark: Benchmark) -> None:
 
 
 async def run_experiment(
-    config: ExperimentConfig, *, models: ModelRoles | None = None, progress: bool = True
+    config: ExperimentConfig,
+    *,
+    models: ModelRoles | None = None,
+    progress: bool = True,
+    retry_errors: bool = True,
+    max_failures: int = MAX_CONSECUTIVE_FAILURES,
 ) -> RunResult:
-    """Run (or resume) an experiment; see `prepare_experiment` for what is checked first."""
+    """Run (or resume) an experiment; see `prepare_experiment` for what is checked first
+    and `Experiment.run` for ``retry_errors`` and ``max_failures``."""
     experiment = prepare_experiment(config, models=models)
-    return await experiment.run(progress=progress)
+    return await experiment.run(
+        progress=progress, retry_errors=retry_errors, max_failures=max_failures
+    )
 
 
 def run(
-    config: ExperimentConfig, *, models: ModelRoles | None = None, progress: bool = True
+    config: ExperimentConfig,
+    *,
+    models: ModelRoles | None = None,
+    progress: bool = True,
+    retry_errors: bool = True,
+    max_failures: int = MAX_CONSECUTIVE_FAILURES,
 ) -> RunResult:
-    """Synchronous `run_experiment` (for scripts and notebooks without an event loop)."""
-    return asyncio.run(run_experiment(config, models=models, progress=progress))
+    """Synchronous `run_experiment` for scripts and notebooks.
+
+    Inside a running event loop (Jupyter) the run goes on a worker thread with its own
+    loop, and this call waits for it.
+    """
+    coro = run_experiment(
+        config,
+        models=models,
+        progress=progress,
+        retry_errors=retry_errors,
+        max_failures=max_failures,
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

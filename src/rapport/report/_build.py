@@ -73,8 +73,10 @@ class Report(BaseModel):
     """Condition -> error events (all splits)."""
     usage: dict[str, TokenUsage] = Field(default_factory=dict)
     model_calls: int = 0
-    """Calls that reached a model (cache hits excluded)."""
+    """Calls a model answered (cache hits and failures excluded)."""
     cached_calls: int = 0
+    failed_calls: int = 0
+    """Calls that failed (provider errors, outputs invalid after retries); never cached."""
     tables: list[Table] = Field(default_factory=list)
     description: RunDescription | None = None
     """The run's config, models, retrieval backends, packages and code revision."""
@@ -202,8 +204,9 @@ def build_report(run_dir: str | Path, *, seed: int = 0, light: bool = False) -> 
             role: TokenUsage(prompt=u.prompt_tokens, completion=u.completion_tokens)
             for role, u in usage.items()
         },
-        model_calls=sum(u.calls - u.cached_calls for u in usage.values()),
+        model_calls=sum(u.calls - u.cached_calls - u.errors for u in usage.values()),
         cached_calls=sum(u.cached_calls for u in usage.values()),
+        failed_calls=sum(u.errors for u in usage.values()),
         tables=[] if light else hooks.tables,
         description=description,
         **numbers.model_dump(),

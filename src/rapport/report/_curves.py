@@ -11,6 +11,8 @@ from pydantic import BaseModel
 from rapport.eval import bootstrap_ci, by_condition, eval_sessions
 from rapport.log import SessionRecord
 
+_CI = {"mean", "ci_low", "ci_high"}
+
 
 class CurvePoint(BaseModel):
     """A metric at one session index under one condition, averaged over users."""
@@ -49,7 +51,7 @@ def session_curves(
             if metric in record.scores:
                 by_index[record.index].append(record.scores[metric])
         points = [
-            CurvePoint(index=i, users=len(v), **bootstrap_ci(v, seed=seed).model_dump())
+            CurvePoint(index=i, users=len(v), **bootstrap_ci(v, seed=seed).model_dump(include=_CI))
             for i, v in sorted(by_index.items())
         ]
         if points:
@@ -83,6 +85,6 @@ def paired_differences(
         result[condition] = PairedDifference(
             users=len(means),
             sessions=sum(len(v) for v in per_user.values()),
-            **estimate.model_dump(),
+            **estimate.model_dump(include=_CI),
         )
     return result

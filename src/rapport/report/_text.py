@@ -6,6 +6,7 @@ import csv
 import io
 import math
 
+from rapport.eval import Estimate
 from rapport.log import Cell, Table
 
 from ._build import Report
@@ -37,10 +38,19 @@ def summary_table(report: Report) -> Table:
         cells: list[Cell] = [condition]
         for metric in report.metrics:
             est = estimates.get(metric)
-            cells.append(f"{fmt(est.mean)} [{fmt(est.ci_low)}, {fmt(est.ci_high)}]" if est else "-")
+            cells.append(_estimate_cell(est) if est else "-")
         cells.append(errors.get(condition, 0))
         rows.append(cells)
     return Table(title=f"{report.benchmark}: mean over users [95% CI]", columns=columns, rows=rows)
+
+
+def _estimate_cell(est: Estimate) -> str:
+    """``mean [lo, hi]``; with error sessions in the condition, how many sessions the mean
+    is over and how many failed, so a mean over fewer sessions never passes unnoticed."""
+    cell = f"{fmt(est.mean)} [{fmt(est.ci_low)}, {fmt(est.ci_high)}]"
+    if est.errors:
+        cell += f" (n={est.sessions}, {est.errors} err)"
+    return cell
 
 
 def paired_table(report: Report) -> Table:
@@ -91,7 +101,8 @@ def render_text(report: Report) -> str:
     parts.append(
         f"{report.sessions} sessions ({report.eval_sessions} eval), {report.users} users, "
         f"{report.errors} errors, {report.model_calls} model calls "
-        f"(+{report.cached_calls} cached)"
+        f"(+{report.cached_calls} cached, {report.failed_calls} failed), "
+        f"{report.error_sessions} error sessions"
     )
     return "\n\n".join(parts)
 
@@ -100,10 +111,12 @@ def render_csv(report: Report) -> str:
     """One row per condition and metric: mean and CI bounds."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["condition", "metric", "mean", "ci_low", "ci_high"])
+    writer.writerow(["condition", "metric", "mean", "ci_low", "ci_high", "sessions", "errors"])
     for condition, estimates in report.conditions.items():
         for metric in report.metrics:
             est = estimates.get(metric)
             if est is not None:
-                writer.writerow([condition, metric, est.mean, est.ci_low, est.ci_high])
+                writer.writerow(
+                    [condition, metric, est.mean, est.ci_low, est.ci_high, est.sessions, est.errors]
+                )
     return out.getvalue()

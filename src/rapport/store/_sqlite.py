@@ -331,6 +331,22 @@ class RunStore(ViewQueries):
         ).fetchall()
         return {int(r["idx"]) for r in rows}
 
+    def error_indices(self, condition: str, user_id: str) -> set[int]:
+        """The indices of the user's stored sessions under a condition with status ``error``."""
+        rows = self._conn.execute(
+            "SELECT idx FROM sessions WHERE condition = ? AND user_id = ? AND status = 'error'",
+            (condition, user_id),
+        ).fetchall()
+        return {int(r["idx"]) for r in rows}
+
+    def memory_version(self, condition: str, user_id: str, version: int) -> MemoryVersion | None:
+        """One stored memory version of a user under a condition, if stored."""
+        row = self._conn.execute(
+            "SELECT body FROM memory_versions WHERE condition = ? AND user_id = ? AND version = ?",
+            (condition, user_id, version),
+        ).fetchone()
+        return MemoryVersion.model_validate_json(row["body"]) if row else None
+
     def latest_memory(self, condition: str, user_id: str) -> MemoryVersion | None:
         """The user's newest memory version under a condition, if any."""
         row = self._conn.execute(
@@ -354,7 +370,7 @@ class RunStore(ViewQueries):
     def usage_by_role(self) -> dict[str, RoleUsage]:
         """Call counts and token totals per model role, over all stored sessions."""
         rows = self._conn.execute(
-            "SELECT role, COUNT(*) AS calls, SUM(cached) AS cached_calls, "
+            "SELECT role, COUNT(*) AS calls, SUM(cached AND error IS NULL) AS cached_calls, "
             "SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens, "
             "SUM(error IS NOT NULL) AS errors FROM model_calls GROUP BY role ORDER BY role"
         ).fetchall()

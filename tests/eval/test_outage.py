@@ -1,0 +1,67 @@
+"""A model server that goes down mid-run: the run stops with one line and exit 1; once the
+server is back, the same command resumes, retries the error sessions and ends exactly as
+an uninterrupted run (a loopback OpenAI-compatible server; nothing leaves the machine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from loopback_openai import LoopbackServer
+
+from rapport.cli import main
+from rapport.store import RunStore
+
+pytestmark = pytest.mark.usefixtures("registered")
+
+
+def _argv(run_dir: Path, *more: str) -> list[str]:
+    return [
+        "run",
+        "scripted",
+        "--memory",
+        "none,notes",
+        "--users",
+        "3",
+        "--sessions",
+        "4",
+        "--max-turns",
+        "2",
+        "--model",
+        "all=openai/loop",
+        "--run-dir",
+        str(run_dir),
+        "--no-progress",
+        *more,
+    ]
+
+
+def _sessions(run_dir: Path) -> list[tuple[str, str, int, str, dict[str, float]]]:
+    with RunStore(run_dir, create=False) as store:
+        return [(r.condition, r.user_id, r.index, r.status, r.scores) for r in store.sessions()]
+
+
+def test_a_server_stopped_mid_run_and_restarted_ends_like_an_uninterrupted_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = LoopbackServer().start(stop_after=25)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "unused")
+    try:
+        flaky = tmp_path / "flaky"
+        assert main(_argv(flaky, "--max-failures", "3")) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "3 sessions in a row failed on a model provider" in err[0]
+        cut = _sessions(flaky)
+        assert any(s[3] == "error" for s in cut) and len(cut) < 24
+
+        server.start()  # back up, same port
+        assert main(_argv(flaky)) == 0
+        resumed = _sessions(flaky)
+        assert len(resumed) == 24 and all(s[3] == "ok" for s in resumed)
+
+        monkeypatch.setenv("RAPPORT_HOME", str(tmp_path / "other-home"))  # no shared cache
+        assert main(_argv(tmp_path / "clean")) == 0
+        assert resumed == _sessions(tmp_path / "clean")
+    finally:
+        server.stop()
