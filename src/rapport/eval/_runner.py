@@ -127,6 +127,7 @@ class Experiment:
                 for user in self.users
             ]
             skipped = sum(len(store.done(j.condition.name, j.user.id)) for j in jobs)
+            self.models.set_concurrency(self.config.concurrency)
             tally = _Tally()
             with Progress(self.total_sessions, skipped, enabled=progress) as bar:
                 tally.bar = bar
