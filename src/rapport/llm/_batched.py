@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._lockstep import LOCKSTEP, current_key
 from ._model import Completion, Request
 from ._prefix_cache import PrefixStateCache
 from ._types import ModelError
@@ -49,6 +50,9 @@ class _Job:
     out: list[int] = field(default_factory=list)
     max_tokens: int = 0
     clean: int = 0
+    key: int | None = None
+    """The job's order among calls waiting together (None: not a lockstep participant)."""
+    arrival: int = 0
 
 
 class BatchDecoder:
@@ -89,15 +93,20 @@ class BatchDecoder:
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._arrivals = 0
 
     # -- the caller's side ---------------------------------------------------------------
 
     def submit(self, request: Request) -> concurrent.futures.Future[Completion]:
         """Queue one call; its future resolves to the completion (or a `ModelError`)."""
-        job = _Job(request, concurrent.futures.Future())
+        job = _Job(request, concurrent.futures.Future(), key=current_key())
         with self._cond:
             if self._closed:
                 raise ModelError(f"the engine of {self.engine.path.name} is closed")
+            self._arrivals += 1
+            job.arrival = self._arrivals
+            if job.key is not None:
+                LOCKSTEP.waiting()
             self._pending.append(job)
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -139,14 +148,16 @@ class BatchDecoder:
         while True:
             with self._cond:
                 self._cond.wait_for(lambda: self._closed or self._pending or self._active)
+            LOCKSTEP.wait_quiet()  # every session of the run waits on a call or is done
+            with self._cond:
                 if self._closed:
                     self._fail(self._active + list(self._pending), "the engine closed")
                     return
                 if not self._active and self._want > self.parallel:
                     self._build_context()
-                admitted = []
-                while self._pending and any(not s.busy for s in self._slots):
-                    admitted.append(self._pending.popleft())
+                ordered = sorted(self._pending, key=_order)
+                free = sum(not s.busy for s in self._slots)
+                admitted, self._pending = ordered[:free], deque(ordered[free:])
             for job in admitted:
                 self._admit(job)
             if self._active:
@@ -191,11 +202,11 @@ class BatchDecoder:
             self._prefill(job)
         except ModelError as exc:
             self._release(job, clean=False)
-            job.future.set_exception(exc)
+            _resolve(job, exc)
             return
         except (ValueError, RuntimeError) as exc:
             self._release(job, clean=False)
-            job.future.set_exception(self._error(exc))
+            _resolve(job, self._error(exc))
             return
         self._active.append(job)
         self._after_token(job, self._draw(job, self._last_row))
@@ -272,7 +283,7 @@ class BatchDecoder:
             for job in jobs:
                 self._active.remove(job)
                 self._release(job, clean=False)
-                job.future.set_exception(self._error(exc))
+                _resolve(job, self._error(exc))
             return
         self.steps += 1
         self.stepped_tokens += len(rows)
@@ -296,9 +307,12 @@ class BatchDecoder:
         self._active.remove(job)
         self._release(job, clean=True)
         try:
-            job.future.set_result(self.engine.completion(job.request, job.prompt, job.out))
+            result: Completion | ModelError = self.engine.completion(
+                job.request, job.prompt, job.out
+            )
         except ModelError as exc:
-            job.future.set_exception(exc)
+            result = exc
+        _resolve(job, result)
 
     def _release(self, job: _Job, *, clean: bool) -> None:
         if job.sampler is not None:
@@ -321,6 +335,20 @@ class BatchDecoder:
     def _fail(self, jobs: list[_Job], why: str) -> None:
         for job in jobs:
             if not job.future.done():
-                job.future.set_exception(ModelError(why))
+                _resolve(job, ModelError(why))
 
     _last_row = 0
+
+
+def _order(job: _Job) -> tuple[bool, int, int]:
+    """Lockstep calls by their key, then the others by arrival."""
+    return (job.key is None, job.key or 0, job.arrival)
+
+
+def _resolve(job: _Job, result: Completion | ModelError) -> None:
+    if job.key is not None:
+        LOCKSTEP.resumed()  # before the caller can run: the next step waits for it
+    if isinstance(result, ModelError):
+        job.future.set_exception(result)
+    else:
+        job.future.set_result(result)
