@@ -99,22 +99,27 @@ class BatchDecoder:
 
     def submit(self, request: Request) -> concurrent.futures.Future[Completion]:
         """Queue one call; its future resolves to the completion (or a `ModelError`)."""
-        job = _Job(request, concurrent.futures.Future(), key=current_key())
+        return self.submit_many([request])[0]
+
+    def submit_many(self, requests: list[Request]) -> list[concurrent.futures.Future[Completion]]:
+        """Queue calls at once (they start in the same step when sequences are free)."""
+        jobs = [_Job(r, concurrent.futures.Future(), key=current_key()) for r in requests]
         with self._cond:
             if self._closed:
                 raise ModelError(f"the engine of {self.engine.path.name} is closed")
-            self._arrivals += 1
-            job.arrival = self._arrivals
-            if job.key is not None:
-                LOCKSTEP.waiting()
-            self._pending.append(job)
+            for job in jobs:
+                self._arrivals += 1
+                job.arrival = self._arrivals
+                if job.key is not None:
+                    LOCKSTEP.waiting()
+                self._pending.append(job)
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="rapport-llamacpp", daemon=True
                 )
                 self._thread.start()
             self._cond.notify()
-        return job.future
+        return [job.future for job in jobs]
 
     def reserve(self, parallel: int) -> None:
         """Let up to `parallel` sequences be in flight (the context grows when idle)."""

@@ -160,7 +160,7 @@ class LlamaEngine:
     def complete_many(self, requests: list[Request]) -> list[Completion]:
         """Run requests together, up to the decoder's parallelism (blocking)."""
         self.decoder.reserve(len(requests))
-        futures = [self.decoder.submit(r) for r in requests]
+        futures = self.decoder.submit_many(requests)
         return [f.result() for f in futures]
 
     def reset(self) -> None:
