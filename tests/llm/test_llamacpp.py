@@ -173,7 +173,9 @@ def test_calls_in_flight_are_decoded_together(small: ModelAPI) -> None:
         Request(
             messages=_ask(f"Name {n} colours, comma separated."),
             json_schema=Capital.model_json_schema() if n == 2 else None,
-            config=GenerateConfig(max_tokens=16, seed=n, temperature=0.7 * (n % 2)),
+            config=GenerateConfig(
+                max_tokens=48 if n == 2 else 16, seed=n, temperature=0.7 * (n % 2)
+            ),
         )
         for n in range(1, 5)
     ]
