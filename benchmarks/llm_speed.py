@@ -1,8 +1,12 @@
-"""Speed of the embedded llama.cpp provider: prompt and generation tokens per second, and the
+"""Speed of the embedded llama.cpp provider: prompt and generation tokens per second, the
 time of a second conversation turn when another conversation ran in between, with and without
-restoring saved contexts (the prefix cache). Prints one JSON object.
+restoring saved states (the prefix cache), and batched decoding: K calls in flight decoded
+together (K = 1, 2, 4, 8), with aggregate and per-sequence generation tokens per second, peak
+RSS, and how many of the K answers differ from the same call decoded alone. Prints one JSON
+object.
 
-Run it alone (one llama.cpp process at a time):  python benchmarks/llm_speed.py [--model SPEC]
+Run it alone (one llama.cpp process at a time):
+    python benchmarks/llm_speed.py [--model SPEC] [--batched 1,2,4,8] [--gen-tokens 64]
 """
 
 from __future__ import annotations
@@ -41,14 +45,14 @@ def _timed(engine: Any, request: Request) -> tuple[float, Any]:
 
 def measure_throughput(engine: Any) -> dict[str, float]:
     """Prompt tok/s from a cold long prompt; generation tok/s from a long answer."""
-    engine.llm.reset()
+    engine.reset()
     prompt = _request(AGENT_SYSTEM + USER_SYSTEM, ["Say OK."], max_tokens=1)
     prompt_s, done = _timed(engine, prompt)
-    engine.llm.reset()
+    engine.reset()
     long_answer = _request("You are helpful.", ["Count from 1 to 100, comma separated."], 128)
     short = long_answer.model_copy(update={"config": GenerateConfig(max_tokens=1, seed=1)})
     first_s, _ = _timed(engine, short)
-    engine.llm.reset()
+    engine.reset()
     total_s, gen = _timed(engine, long_answer)
     generated = gen.usage.completion_tokens - 1
     return {
@@ -61,9 +65,8 @@ def measure_throughput(engine: Any) -> dict[str, float]:
 
 def measure_turn2(engine: Any, *, reuse: bool) -> dict[str, Any]:
     """Agent turn 1, simulated-user turn 1, then the timed agent turn 2."""
-    engine.llm.reset()
+    engine.reset()
     cache = engine.prefix_cache
-    cache._states.clear()
     saved_capacity = cache.capacity_bytes
     cache.capacity_bytes = saved_capacity if reuse else 0
     try:
@@ -87,11 +90,60 @@ def measure_turn2(engine: Any, *, reuse: bool) -> dict[str, Any]:
     }
 
 
+def _counting(n: int, max_tokens: int) -> Request:
+    ask = f"Count from {100 * n + 1} upward, one number per line, no other words."
+    return _request("You are helpful.", [ask], max_tokens)
+
+
+def measure_batched(engine: Any, k: int, gen_tokens: int, alone: dict[int, str]) -> dict[str, Any]:
+    """K calls decoded together: generation speed, aggregate and per sequence."""
+    requests = [_counting(n, gen_tokens) for n in range(k)]
+    firsts = [
+        r.model_copy(update={"config": GenerateConfig(max_tokens=1, seed=1)}) for r in requests
+    ]
+    engine.reset()
+    started = time.perf_counter()
+    engine.complete_many(firsts)  # prompts and first tokens
+    first_s = time.perf_counter() - started
+    engine.reset()
+    steps, stepped = engine.decoder.steps, engine.decoder.stepped_tokens
+    started = time.perf_counter()
+    outs = engine.complete_many(requests)
+    total_s = time.perf_counter() - started
+    generated = sum(o.usage.completion_tokens - 1 for o in outs)
+    aggregate = generated / max(total_s - first_s, 1e-6)
+    differ = sum(out.text != alone.get(n, out.text) for n, out in enumerate(outs))
+    return {
+        "k": k,
+        "gen_tokens": generated,
+        "wall_s": round(total_s, 2),
+        "aggregate_gen_tok_per_s": round(aggregate, 1),
+        "per_sequence_gen_tok_per_s": round(aggregate / k, 1),
+        "mean_batch": round(
+            (engine.decoder.stepped_tokens - stepped) / max(engine.decoder.steps - steps, 1), 2
+        ),
+        "differ_from_alone": differ,
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
+
+
+def measure_alone(engine: Any, k: int, gen_tokens: int) -> dict[int, str]:
+    """Each of the K calls decoded by itself (to compare batched answers with)."""
+    texts = {}
+    for n in range(k):
+        engine.reset()
+        texts[n] = engine.complete(_counting(n, gen_tokens)).text
+    return texts
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default="llamacpp/qwen2.5-coder-1.5b")
+    parser.add_argument("--batched", default="1,2,4,8", help="K values; empty skips")
+    parser.add_argument("--gen-tokens", type=int, default=64)
     args = parser.parse_args()
-    api = create_api(args.model)
+    ks = [int(k) for k in args.batched.split(",") if k]
+    api = create_api(args.model, n_ctx=2048, parallel=max(ks, default=1))
     started = time.perf_counter()
     engine = api.engine()  # type: ignore[attr-defined]
     load_s = time.perf_counter() - started
@@ -106,6 +158,8 @@ async def main() -> None:
     result["saved_states"] = with_reuse["saved_states"]
     result["saved_states_mb"] = with_reuse["saved_mb"]
     result["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    alone = measure_alone(engine, max(ks, default=0), args.gen_tokens)
+    result["batched"] = [measure_batched(engine, k, args.gen_tokens, alone) for k in ks]
     print(json.dumps(result, indent=2))
 
 

@@ -62,3 +62,10 @@ def test_status_errors_and_refused_connections_become_model_errors() -> None:
 def test_unknown_transport_is_refused() -> None:
     with pytest.raises(ModelError, match="transport"):
         OpenAIAPI("m", base_url="http://127.0.0.1:1/v1", transport="carrier")  # type: ignore[arg-type]
+
+
+def test_the_transport_defaults_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAPPORT_OPENAI_TRANSPORT", "direct")
+    assert OpenAIAPI("m", base_url="http://127.0.0.1:1/v1").transport == "direct"
+    monkeypatch.delenv("RAPPORT_OPENAI_TRANSPORT")
+    assert OpenAIAPI("m", base_url="http://127.0.0.1:1/v1").transport == "sdk"

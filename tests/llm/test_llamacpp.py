@@ -161,11 +161,40 @@ def test_reusing_a_prefix_never_changes_the_output(small: ModelAPI) -> None:
     reused_before = engine.prefix_cache.reused_tokens
     with_reuse = engine.complete(follow_up)
     assert engine.prefix_cache.reused_tokens > reused_before  # the agent's prefix came back
-    engine.llm.reset()
-    engine.prefix_cache.reset()
-    engine.prefix_cache._states.clear()
+    engine.reset()
     from_scratch = engine.complete(follow_up)
     assert with_reuse.text == from_scratch.text
+
+
+def test_calls_in_flight_are_decoded_together(small: ModelAPI) -> None:
+    """Four sessions' calls share decoding steps; each gets its own complete answer."""
+    engine = small.engine()  # type: ignore[attr-defined]
+    requests = [
+        Request(
+            messages=_ask(f"Name {n} colours, comma separated."),
+            json_schema=Capital.model_json_schema() if n == 2 else None,
+            config=GenerateConfig(
+                max_tokens=48 if n == 2 else 16, seed=n, temperature=0.7 * (n % 2)
+            ),
+        )
+        for n in range(1, 5)
+    ]
+    steps, tokens = engine.decoder.steps, engine.decoder.stepped_tokens
+    outs = engine.complete_many(requests)
+    assert engine.decoder.parallel >= 4
+    assert engine.decoder.stepped_tokens - tokens > engine.decoder.steps - steps  # batches > 1
+    assert all(o.usage.completion_tokens > 0 for o in outs)
+    assert isinstance(Capital.model_validate_json(outs[1].text), Capital)  # its own grammar
+    assert engine.complete_many(requests) == outs  # the same calls again: the same bytes
+
+
+async def test_a_run_raises_the_engine_parallelism_to_its_concurrency(small: ModelAPI) -> None:
+    from rapport.llm import ModelRoles
+
+    roles = ModelRoles({"all": small})
+    roles.get("agent")
+    roles.set_concurrency(3)
+    assert small.parallel >= 3  # type: ignore[attr-defined]
 
 
 class Booking(BaseModel):

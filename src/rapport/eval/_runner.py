@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from rapport.agents import Agent
 from rapport.envs import Benchmark, SessionFailure, conditions_for, create_benchmark
-from rapport.llm import ModelError, ModelRoles, record_calls
+from rapport.llm import ModelError, ModelRoles, call_key, participant, record_calls
 from rapport.log import (
     Condition,
     ExperimentConfig,
@@ -163,6 +163,7 @@ class Experiment:
             ]
             plans = {id(j): _plan(store, j, retry_errors) for j in jobs}
             skipped = sum(len(p.done) for p in plans.values())
+            self.models.set_concurrency(self.config.concurrency)
             tally = _Tally(max_failures=max_failures)
             tally.retried = sum(p.retried for p in plans.values())
             with Progress(self.total_sessions, skipped, enabled=progress) as bar:
@@ -185,13 +186,19 @@ class Experiment:
     async def _run_jobs(
         self, jobs: list[_Job], plans: dict[int, _Plan], store: RunStore, tally: _Tally
     ) -> None:
-        gate = asyncio.Semaphore(self.config.concurrency)
+        # `concurrency` workers take the jobs in order. Each is a lockstep participant of the
+        # embedded engine, so the calls it batches together do not depend on thread timing.
+        queue = list(enumerate(jobs))[::-1]
 
-        async def guarded(job: _Job) -> None:
-            async with gate:
-                await self._run_user(job, plans[id(job)], store, tally)
+        async def worker() -> None:
+            with participant():
+                while queue:
+                    index, job = queue.pop()
+                    with call_key(index):
+                        await self._run_user(job, plans[id(job)], store, tally)
 
-        tasks = [asyncio.ensure_future(guarded(job)) for job in jobs]
+        workers = min(self.config.concurrency, len(jobs))
+        tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
         try:
             await asyncio.gather(*tasks)
         finally:

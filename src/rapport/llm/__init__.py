@@ -3,6 +3,7 @@
 from rapport.log import ModelCall, ToolCall
 
 from ._again import Invalid, ask_again, retry_messages
+from ._lockstep import call_key, participant
 from ._model import (
     Completion,
     InMemoryCache,
@@ -56,11 +57,13 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "ask_again",
+    "call_key",
     "create_api",
     "derive_seed",
     "ensure_model",
     "load_entry",
     "parse_json_output",
+    "participant",
     "record_calls",
     "retry_messages",
     "serve_model",

@@ -1,8 +1,9 @@
 """The ``llamacpp`` provider: GGUF models run in-process by llama-cpp-python.
 
-One `llama_cpp.Llama` per model file per process, shared by every role and instance. All
-llama.cpp work runs on one dedicated worker thread, so calls are serialized (two decodes on
-two cores run far slower than one after the other) and the event loop stays free.
+One model per file per process, shared by every role and instance. Its calls are decoded
+by a `BatchDecoder` on one thread: up to ``parallel`` calls in flight (the run's
+``--concurrency``) are decoded together, one sequence each, in one llama.cpp context, so
+the weights are read once per step for all of them; the event loop stays free.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ._batched import BatchDecoder
 from ._chat import chat_messages, parse_tool_calls, tools_payload
 from ._model import Completion, Request
 from ._prefix_cache import PrefixStateCache
@@ -28,8 +30,8 @@ log = logging.getLogger(__name__)
 
 INSTALL_HINT = "pip install 'rapport[llamacpp]'  (llama-cpp-python, compiled by pip)"
 
-# One worker for all llama.cpp work in the process: loads and decodes never overlap.
-_WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rapport-llamacpp")
+# Loads run here, one at a time, off the event loop; decoding runs on each engine's thread.
+_WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rapport-llamacpp-load")
 _ENGINES: dict[Path, LlamaEngine] = {}
 _ENGINES_LOCK = threading.Lock()
 
@@ -43,23 +45,28 @@ def _import_llama_cpp() -> Any:
 
 
 class LlamaEngine:
-    """A loaded GGUF model with its chat formatter, grammar cache and saved contexts.
+    """A loaded GGUF model with its chat formatter, grammar cache and batch decoder.
 
     Args:
         path: the GGUF file.
-        n_ctx: context size in tokens.
+        n_ctx: context size per sequence in tokens.
         n_threads: CPU threads for decoding and prompt evaluation.
-        prefix_cache_mb: memory for saved contexts (see `PrefixStateCache`); 0 disables.
+        prefix_cache_mb: memory for saved sequence states (see `PrefixStateCache`); 0
+            disables.
+        parallel: sequences decoded together (grows with `reserve`).
     """
 
-    def __init__(self, path: Path, *, n_ctx: int, n_threads: int, prefix_cache_mb: int) -> None:
+    def __init__(
+        self, path: Path, *, n_ctx: int, n_threads: int, prefix_cache_mb: int, parallel: int = 1
+    ) -> None:
         llama_cpp = _import_llama_cpp()
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         try:
+            # This context is only the template for the decoder's (which holds the KV cache).
             self.llm = llama_cpp.Llama(
                 model_path=str(path),
-                n_ctx=n_ctx,
+                n_ctx=256,
                 n_threads=n_threads,
                 n_threads_batch=n_threads,
                 verbose=False,
@@ -70,9 +77,17 @@ class LlamaEngine:
                 "run `rapport models verify`"
             ) from exc
         self.path = path
-        self.lock = threading.Lock()
         self.prefix_cache = PrefixStateCache(prefix_cache_mb << 20)
+        self.decoder = BatchDecoder(
+            self,
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            parallel=parallel,
+            prefix_cache=self.prefix_cache,
+        )
+        self._n_ctx = n_ctx
         self._grammars: dict[str, Any] = {}
+        self._n_vocab = int(self.llm.n_vocab())
         template = self.llm.metadata.get("tokenizer.chat_template") or _CHATML
         eos = self.llm.detokenize([self.llm.token_eos()], special=True).decode(errors="ignore")
         self.eos_token = eos
@@ -80,8 +95,8 @@ class LlamaEngine:
 
     @property
     def n_ctx(self) -> int:
-        """The context size in tokens."""
-        return int(self.llm.n_ctx())
+        """The context size per sequence in tokens."""
+        return self._n_ctx
 
     def render(self, request: Request) -> str:
         """The prompt text: the conversation (and tools) through the model's chat template."""
@@ -130,64 +145,45 @@ class LlamaEngine:
         llama_cpp.llama_sampler_free(sampler)
         return grammar
 
+    def sampler(self, ctx: Any, config: GenerateConfig, grammar: Any) -> TokenSampler:
+        """A sampler over the logits of context `ctx` (close it after use)."""
+        return TokenSampler(self.llm, ctx, config, grammar)
+
+    def submit(self, request: Request) -> Any:
+        """Queue one call on the decoder; a `concurrent.futures.Future` of its completion."""
+        return self.decoder.submit(request)
+
     def complete(self, request: Request) -> Completion:
-        """Run one request to completion (blocking; call it on the worker thread)."""
-        tokens = self.tokenize(self.render(request))
-        room = self.n_ctx - len(tokens)
-        if room <= 0:
-            raise ModelError(
-                f"the prompt has {len(tokens)} tokens, more than the context of {self.n_ctx} "
-                f"of {self.path.name}; shorten it or raise n_ctx"
-            )
-        config = request.config
-        grammar = self.grammar(request.json_schema) if request.json_schema is not None else None
-        with self.lock:
-            try:
-                self.prefix_cache.prefill(self.llm, tokens)
-                out = self._decode(tokens, config, grammar, max_tokens=min(config.max_tokens, room))
-            except (ValueError, RuntimeError) as exc:
-                self.llm.reset()
-                self.prefix_cache.reset()
-                raise ModelError(f"llama.cpp failed on {self.path.name}: {exc}") from exc
-            self.prefix_cache.save(self.llm)
-        text = self._text(out, config.stop)
-        usage = Usage(prompt_tokens=len(tokens), completion_tokens=len(out))
+        """Run one request to completion (blocking; not on the decoder's thread)."""
+        return self.complete_many([request])[0]
+
+    def complete_many(self, requests: list[Request]) -> list[Completion]:
+        """Run requests together, up to the decoder's parallelism (blocking)."""
+        self.decoder.reserve(len(requests))
+        futures = self.decoder.submit_many(requests)
+        return [f.result() for f in futures]
+
+    def reset(self) -> None:
+        """Empty every sequence and forget saved states (benchmarks, tests)."""
+        self.decoder.reset()
+
+    def completion(self, request: Request, prompt: list[int], out: list[int]) -> Completion:
+        """The `Completion` of generated tokens `out` (tool calls parsed, stop strings cut)."""
+        text = self._text(out, request.config.stop)
+        usage = Usage(prompt_tokens=len(prompt), completion_tokens=len(out))
         if request.tools:
             text, calls = parse_tool_calls(text, [t.name for t in request.tools])
             return Completion(text=text, tool_calls=calls, usage=usage)
         return Completion(text=text.strip(), usage=usage)
 
-    def _decode(
-        self, prompt: list[int], config: GenerateConfig, grammar: Any, *, max_tokens: int
-    ) -> list[int]:
-        """Sample completion tokens until end of turn, a stop string or `max_tokens`.
-
-        The grammar is applied lazily, as llama.cpp's own server does: a token is first drawn
-        from the unconstrained distribution and checked against the grammar alone; only when
-        the grammar rejects it are all 151k candidates masked and the token drawn again.
-        Most tokens of a JSON answer are accepted at once, so the full mask (tens of ms per
-        token on Qwen's vocabulary) is rarely paid.
-        """
-        llm = self.llm
-        llm.eval(prompt[llm.n_tokens :])
-        with _Sampler(llm, config, grammar) as sampler:
-            out: list[int] = []
-            while len(out) < max_tokens:
-                token = sampler.sample()
-                if self._is_end(token):
-                    break
-                out.append(token)
-                if self._hit_stop(out, config.stop) or len(out) >= max_tokens:
-                    break
-                llm.eval([token])
-        return out
-
-    def _is_end(self, token: int) -> bool:
+    def is_end(self, token: int) -> bool:
+        """Whether a token ends the turn."""
         import llama_cpp
 
         return bool(llama_cpp.llama_vocab_is_eog(self.llm._model.vocab, token))
 
-    def _hit_stop(self, out: list[int], stop: tuple[str, ...]) -> bool:
+    def hit_stop(self, out: list[int], stop: tuple[str, ...]) -> bool:
+        """Whether the text so far contains a stop string."""
         return bool(stop) and any(s in self._text(out, ()) for s in stop)
 
     def _text(self, out: list[int], stop: tuple[str, ...]) -> str:
@@ -209,19 +205,23 @@ def grammar_sampler(llm: Any, grammar: Any) -> Any:
     return sampler or None
 
 
-class _Sampler:
-    """Token sampling over the live context's last logits, with a lazily applied grammar.
+class TokenSampler:
+    """Token sampling over one row of a context's logits, with a lazily applied grammar.
 
-    The chain is greedy at temperature 0, else top-p, temperature and a seeded draw. It is
-    freed on exit (llama.cpp samplers are C objects).
+    The chain is greedy at temperature 0, else top-p, temperature and a seeded draw. The
+    grammar is applied lazily, as llama.cpp's own server does: a token is first drawn from
+    the unconstrained distribution and checked against the grammar alone; only when the
+    grammar rejects it are all candidates masked and the token drawn again (the full mask
+    costs tens of ms per token on Qwen's vocabulary). Free it with `close` (llama.cpp
+    samplers are C objects).
     """
 
-    def __init__(self, llm: Any, config: GenerateConfig, grammar: Any) -> None:
+    def __init__(self, llm: Any, ctx: Any, config: GenerateConfig, grammar: Any) -> None:
         import llama_cpp
         import numpy as np
 
         self._lib = llama_cpp
-        self._llm = llm
+        self._ctx = ctx
         self._n_vocab = int(llm.n_vocab())
         params = llama_cpp.llama_sampler_chain_default_params()
         self._chain = llama_cpp.llama_sampler_chain_init(params)
@@ -242,13 +242,14 @@ class _Sampler:
         self.rejections = 0
         """Tokens the grammar refused, each followed by a fully masked draw."""
 
-    def __enter__(self) -> _Sampler:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._lib.llama_sampler_free(self._chain)
+    def close(self) -> None:
+        """Free the C samplers (idempotent)."""
+        if self._chain is not None:
+            self._lib.llama_sampler_free(self._chain)
+            self._chain = None
         if self._grammar is not None:
             self._lib.llama_sampler_free(self._grammar)
+            self._grammar = None
 
     def _array(self, data: Any) -> Any:
         lib = self._lib
@@ -282,11 +283,12 @@ class _Sampler:
         self._lib.llama_sampler_apply(self._grammar, ctypes.byref(array))
         return not math.isinf(float(self._one["logit"][0]))
 
-    def sample(self) -> int:
-        """The next token (accepted by the grammar, which is advanced past it)."""
+    def sample(self, row: int = -1) -> int:
+        """The next token from the logits of batch row `row` (accepted by the grammar,
+        which is advanced past it)."""
         import numpy as np
 
-        pointer = self._lib.llama_get_logits_ith(self._llm.ctx, -1)
+        pointer = self._lib.llama_get_logits_ith(self._ctx, row)
         logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
         token = self._draw(logits, masked=False)
         if self._grammar is not None:
@@ -334,6 +336,7 @@ def _close_engines() -> None:
     # Free the models while llama_cpp's module globals still exist (avoids noise at exit).
     with _ENGINES_LOCK:
         for engine in _ENGINES.values():
+            engine.decoder.close()
             engine.llm.close()
         _ENGINES.clear()
 
@@ -351,21 +354,32 @@ def default_threads() -> int:
 
 
 def load_engine(
-    path: Path, *, n_ctx: int = 8192, n_threads: int = 2, prefix_cache_mb: int = 768
+    path: Path,
+    *,
+    n_ctx: int = 8192,
+    n_threads: int = 2,
+    prefix_cache_mb: int = 768,
+    parallel: int = 1,
 ) -> LlamaEngine:
     """The process-wide engine of a GGUF file, loaded on first use.
 
-    The first load fixes the engine's settings; later calls with other settings share it.
+    The first load fixes the engine's settings but its parallelism, which only grows;
+    later calls with other settings share it.
     """
     key = path.resolve()
     with _ENGINES_LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
             engine = LlamaEngine(
-                key, n_ctx=n_ctx, n_threads=n_threads, prefix_cache_mb=prefix_cache_mb
+                key,
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                prefix_cache_mb=prefix_cache_mb,
+                parallel=parallel,
             )
             _ENGINES[key] = engine
-        elif engine.n_ctx != n_ctx:
+        engine.decoder.reserve(parallel)
+        if engine.n_ctx != n_ctx:
             log.info("%s is already loaded with n_ctx=%d; sharing it", key.name, engine.n_ctx)
         return engine
 
@@ -376,9 +390,11 @@ class LlamaCppAPI:
     Args:
         path: the GGUF file.
         name: the spec string this provider reports (``llamacpp/qwen2.5-coder-1.5b``).
-        n_ctx: context size in tokens.
+        n_ctx: context size per sequence in tokens.
         n_threads: CPU threads.
-        prefix_cache_mb: memory for saved contexts of interleaved conversations; 0 disables.
+        prefix_cache_mb: memory for saved states of interleaved conversations; 0 disables.
+        parallel: calls decoded together (one sequence each); a run raises it to its
+            ``--concurrency`` (`set_concurrency`).
     """
 
     def __init__(
@@ -389,23 +405,32 @@ class LlamaCppAPI:
         n_ctx: int = 8192,
         n_threads: int | None = None,
         prefix_cache_mb: int = 768,
+        parallel: int = 1,
     ) -> None:
+        if parallel < 1:
+            raise ModelError(f"parallel must be at least 1, not {parallel}")
         self.path = path
         self.name = name
         self.n_ctx = n_ctx
         self.n_threads = n_threads if n_threads is not None else default_threads()
         self.prefix_cache_mb = prefix_cache_mb
+        self.parallel = parallel
+
+    def set_concurrency(self, concurrency: int) -> None:
+        """Decode up to `concurrency` calls together (a run's ``--concurrency``)."""
+        self.parallel = max(self.parallel, concurrency)
 
     @classmethod
     def from_spec(cls, rest: str, **options: Any) -> LlamaCppAPI:
         """``llamacpp/qwen2.5-coder-1.5b`` (embedded, joined on first use), ``llamacpp/PATH.gguf``.
 
-        Options: ``n_ctx`` (8192), ``n_threads`` (`default_threads`), ``prefix_cache_mb`` (768).
+        Options: ``n_ctx`` (8192), ``n_threads`` (`default_threads`), ``prefix_cache_mb``
+        (768), ``parallel`` (1; a run raises it to its concurrency).
 
         Raises:
             ModelError: unknown model, weights not installed or damaged, missing file.
         """
-        unknown = set(options) - {"n_ctx", "n_threads", "prefix_cache_mb"}
+        unknown = set(options) - {"n_ctx", "n_threads", "prefix_cache_mb", "parallel"}
         if unknown:
             raise ModelError(f"unknown llamacpp options: {', '.join(sorted(unknown))}")
         return cls(resolve_gguf(rest), name=f"llamacpp/{rest}", **options)
@@ -417,15 +442,14 @@ class LlamaCppAPI:
             n_ctx=self.n_ctx,
             n_threads=self.n_threads,
             prefix_cache_mb=self.prefix_cache_mb,
+            parallel=self.parallel,
         )
 
     async def complete(self, request: Request) -> Completion:
-        """Complete one request on the llama.cpp worker thread."""
+        """Complete one request: queued on the engine's decoder, batched with the others."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(_WORKER, self._complete_blocking, request)
-
-    def _complete_blocking(self, request: Request) -> Completion:
-        return self.engine().complete(request)
+        engine = await loop.run_in_executor(_WORKER, self.engine)
+        return await asyncio.wrap_future(engine.submit(request))
 
 
 _CHATML = (

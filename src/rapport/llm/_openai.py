@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import os
 from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from ._chat import chat_messages, parse_arguments, tool_call_id, tools_payload
 from ._http import HTTPStatusError, JSONClient
@@ -47,7 +47,8 @@ class OpenAIAPI:
         http_client: an `httpx.AsyncClient` to send requests with (proxies, tests).
         transport: ``sdk`` sends through the `openai` SDK; ``direct`` through rapport's lean
             HTTP/1.1 client (`JSONClient`): about a tenth of the CPU per call, for hundreds
-            of users in flight against a local server. ``direct`` does not retry.
+            of users in flight against a local server. ``direct`` does not retry. Default:
+            ``RAPPORT_OPENAI_TRANSPORT``, else ``sdk``.
     """
 
     def __init__(
@@ -60,7 +61,7 @@ class OpenAIAPI:
         timeout: float = 600.0,
         max_retries: int = 2,
         http_client: Any = None,
-        transport: Transport = "sdk",
+        transport: Transport | None = None,
     ) -> None:
         try:
             import openai
@@ -73,9 +74,10 @@ class OpenAIAPI:
         self.name = f"openai/{model}"
         self.model = model
         self.schema_mode: SchemaMode = schema_mode
-        if transport not in ("sdk", "direct"):
-            raise ModelError(f"transport must be sdk or direct, not {transport!r}")
-        self.transport: Transport = transport
+        chosen = transport or os.environ.get("RAPPORT_OPENAI_TRANSPORT") or "sdk"
+        if chosen not in ("sdk", "direct"):
+            raise ModelError(f"transport must be sdk or direct, not {chosen!r}")
+        self.transport = cast(Transport, chosen)
         self._client = openai.AsyncOpenAI(
             base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused",
@@ -84,7 +86,7 @@ class OpenAIAPI:
             http_client=http_client,
         )
         self._direct: JSONClient | None = None
-        if transport == "direct":
+        if self.transport == "direct":
             key = api_key or os.environ.get("OPENAI_API_KEY")
             self._direct = JSONClient(
                 str(self._client.base_url),

@@ -64,6 +64,14 @@ class ModelRoles:
             self._apis[spec] = create_api(spec)
         return self._apis[spec]
 
+    def set_concurrency(self, concurrency: int) -> None:
+        """Tell providers that batch calls (the embedded engine) how many run at once."""
+        apis = [*self._apis.values(), *(m.api for m in self._models.values())]
+        for api in apis:
+            hook = getattr(api, "set_concurrency", None)
+            if callable(hook):
+                hook(concurrency)
+
     def validate(self) -> None:
         """Build every configured provider now, so a bad spec fails before any work."""
         for role in {*self.specs, "agent"}:
