@@ -31,11 +31,11 @@ def test_each_user_holds_three_compatible_preferences(seed: int) -> None:
         assert taxonomy.compatible(user.preferences)
 
 
-def test_truth_lists_the_preference_descriptions() -> None:
+def test_truth_lists_the_preference_criteria() -> None:
     user = make_users(1, seed=0)[0]
     truth = user.truth()
     for pref in user.preference_objects():
-        assert pref.description in truth
+        assert pref.name in truth and " ".join(pref.enforcement.split()) in truth
 
 
 def test_loaded_personas_are_used() -> None:
