@@ -56,3 +56,32 @@ def test_train_and_eval_users_are_disjoint() -> None:
         return [u.model_dump_json() for u in CollabBenchmark.from_config(config).users(5, 0)]
 
     assert not set(users("train")) & set(users("eval"))
+
+
+async def test_the_report_counts_code_guards_and_draft_disagreement(kit: SimpleNamespace) -> None:
+    from rapport.envs.collab._agreement import guard_table
+
+    user_model = kit.scripted_user("never used", [])
+    h = kit.Harness([PROSE, FIXED], user_model)
+    user = kit.make_user(("bullet_points", "no_unsolicited_suggestions", "direct"))
+    _bench, record = await h.run(user=user, user_kind="rules")
+    table = guard_table([record])
+    assert table.rows == [["none", 3, 0, 1, 0.0]]
+
+
+async def test_the_demo_finds_a_preference_followed_after_an_earlier_request(
+    kit: SimpleNamespace,
+) -> None:
+    from rapport.cli._demo import learned_excerpt
+
+    user = kit.make_user(("bullet_points", "no_unsolicited_suggestions", "direct"))
+    first = await kit.Harness([PROSE, FIXED], kit.scripted_user("x", [])).run(
+        user=user, user_kind="rules"
+    )
+    later = await kit.Harness([FIXED], kit.scripted_user("x", [])).run(user=user, user_kind="rules")
+    early, late = first[1], later[1]
+    early.condition = late.condition = "reflection"
+    late.index = 1
+    text = learned_excerpt([early, late])
+    assert "session 1 the user asked" in text and "session 2" in text
+    assert "bullet_points" in text and "Distance" in text
