@@ -38,6 +38,9 @@ def demo_config(
         run_dir=run_dir,
         models=dict(models or {"all": DEMO_MODEL}),
         options={"problems": "generated", "user": "rules"},
+        # All notes go into the system prompt at session start: no note-selection call per
+        # turn, which would double the demo's model calls on two cores.
+        memory_options={"reflection": {"select": False}},
     )
 
 
