@@ -164,11 +164,12 @@ def test_a_changed_config_on_an_existing_run_dir_is_a_usage_error(
     assert len(err) == 1 and "seed: 0 -> 3" in err[0]
 
 
-def test_demo_is_collab_none_vs_reflection_on_generated_problems() -> None:
+def test_demo_is_collab_none_reflection_oracle_with_the_rule_user() -> None:
     config = demo_config()
-    assert config.benchmark == "collab" and config.memory == ["none", "reflection"]
-    assert (config.users, config.sessions) == (2, 3)
-    assert config.options == {"problems": "generated"}
+    assert config.benchmark == "collab"
+    assert config.memory == ["none", "reflection", "oracle"]
+    assert (config.users, config.sessions) == (4, 5)
+    assert config.options == {"problems": "generated", "user": "rules"}
     assert config.models == {"all": "llamacpp/qwen2.5-coder-0.5b"}
     assert str(config.run_dir) == "runs/demo"
     parsed = build_parser().parse_args(["demo", "--model", "scripted/echo"])
@@ -203,6 +204,6 @@ def test_demo_runs_end_to_end_and_writes_its_report(
     argv = ["demo", "--model", "scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "none" in out and "reflection" in out and "report: " in out
-    assert len(RunStore(run_dir, create=False).sessions()) == 2 * 2 * 3
+    assert "none" in out and "reflection" in out and "oracle" in out and "report: " in out
+    assert len(RunStore(run_dir, create=False).sessions()) == 3 * 4 * 5
     assert (run_dir / "report.html").is_file()

@@ -50,8 +50,15 @@ def memory_with(api: ScriptedAPI, **options: object) -> ReflectionMemory:
     return memory
 
 
-def test_transcript_marks_pushback_and_skips_system() -> None:
+def test_transcript_has_no_pushback_marks_by_default() -> None:
     text = format_transcript(session())
+    assert "PUSHBACK" not in text and "objected" not in text
+    assert "[turn 3] USER: Please use bullet points." in text
+    assert "PUSHBACK" not in reflection_messages(text, [])[1].content
+
+
+def test_transcript_marks_pushback_and_skips_system() -> None:
+    text = format_transcript(session(), pushback=True)
     assert "SYSTEM PROMPT" not in text
     assert "[turn 3] USER (PUSHBACK): Please use bullet points." in text
     assert "[turn 2] ASSISTANT: Subtract 3" in text

@@ -31,11 +31,11 @@ def test_each_user_holds_three_compatible_preferences(seed: int) -> None:
         assert taxonomy.compatible(user.preferences)
 
 
-def test_truth_lists_the_preference_descriptions() -> None:
+def test_truth_lists_the_preference_criteria() -> None:
     user = make_users(1, seed=0)[0]
     truth = user.truth()
     for pref in user.preference_objects():
-        assert pref.description in truth
+        assert pref.name in truth and " ".join(pref.enforcement.split()) in truth
 
 
 def test_loaded_personas_are_used() -> None:
@@ -49,3 +49,24 @@ def test_a_plain_user_spec_becomes_a_collab_user() -> None:
     user = as_collab_user(spec)
     assert user.profile.description == "A chef."
     assert [p.id for p in user.preference_objects()] == ["blunt"]
+
+
+def test_msc_phrases_map_one_to_one_onto_the_taxonomy() -> None:
+    from rapport.prefs import load_taxonomy
+    from rapport.users import MSC_PHRASES
+
+    ids = [pref_id for _phrase, pref_id in MSC_PHRASES]
+    assert sorted(ids) == sorted(p.id for p in load_taxonomy("collab").preferences)
+
+
+def test_users_hold_three_categories_and_train_users_differ() -> None:
+    from rapport.prefs import load_taxonomy
+
+    taxonomy = load_taxonomy("collab")
+    users = make_users(50, seed=4)
+    for user in users:
+        assert len({taxonomy.get(p).category for p in user.preferences}) == 3
+    train = make_users(50, seed=4, split="train")
+    assert {u.id for u in train}.isdisjoint({u.id for u in users})
+    habits = sum(taxonomy.get(p).category == "habits" for u in users for p in u.preferences)
+    assert habits <= 50  # at most one per user

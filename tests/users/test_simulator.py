@@ -175,3 +175,52 @@ async def test_a_reply_offering_help_is_answered_for_by_code() -> None:
 )
 def test_openings_that_offer_help_are_replaced(slip: str) -> None:
     assert vague_opening(slip, PROBLEM).startswith("Hi, I am stuck")
+
+
+def _model_user(replies: list[str], *ids: str, **kwargs: object) -> UserSimulator:
+    model = ModelRoles({"all": ScriptedAPI(replies)}).get("user")
+    return UserSimulator(
+        model, persona="Sam, a baker.", problem=PROBLEM, preferences=_prefs(*ids), **kwargs
+    )
+
+
+def _history(text: str) -> list[Message]:
+    return [Message(role="user", content="hi"), Message(role="assistant", content=text)]
+
+
+async def test_code_decides_the_enforcement_and_the_model_words_it() -> None:
+    own = "Could you give me that as bullets? I skim everything."
+    sim = _model_user([_reaction(), own], "bullet_points", enforce_with="model")
+    reply = await sim.react(_history(PROSE), turn=1)
+    assert reply.enforced == ["bullet_points"] and reply.message == own
+    assert not [e for e in reply.events if e.kind == "note"]
+
+
+@pytest.mark.parametrize(
+    "worded",
+    [
+        # pastes the criterion
+        'The substance of the reply is laid out as a bulleted list (lines starting with "-").',
+        "How can I help you today?",  # a role slip
+        "Lovely weather for baking bread today.",  # off the point
+    ],
+)
+async def test_a_bad_model_wording_is_replaced_by_everyday_words(worded: str) -> None:
+    sim = _model_user([_reaction(), worded], "bullet_points", enforce_with="model")
+    reply = await sim.react(_history(PROSE), turn=1)
+    assert reply.message != worded and "bullet" in reply.message.lower()
+    notes = [e.text for e in reply.events if e.kind == "note"]
+    assert len(notes) == 1 and notes[0].startswith(UserSimulator.GUARD)
+    pref = _prefs("bullet_points")[0]
+    assert pref.enforcement not in reply.message and pref.name not in reply.message
+
+
+async def test_with_an_extractor_the_model_only_accepts_the_stated_answer() -> None:
+    accept = _reaction(update_draft=True, draft="999", stop=True, message="Thanks!")
+    sim = _model_user([accept], extract=lambda text: "20" if "20" in text else None)
+    reply = await sim.react(_history(PROSE), turn=1)
+    assert sim.draft == "20" and reply.stop
+    reject = _reaction(update_draft=False, draft="20", message="Hmm, why?")
+    sim = _model_user([reject], extract=lambda text: "20")
+    await sim.react(_history(PROSE), turn=1)
+    assert sim.draft == ""

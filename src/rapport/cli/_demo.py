@@ -1,14 +1,20 @@
 """``rapport demo``: a small collab experiment on the embedded model, with its report.
 
-Two users, three sessions each, no memory against reflection, on generated problems.
+Four users, five sessions each, under no memory, reflection and the oracle (told the true
+preferences), on generated problems, with the rule user (code plays the user, so every
+model call is the agent's or the memory's).
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 
 from rapport.eval import ExperimentConfig
+from rapport.log import PreferenceVerdictEvent, SessionRecord
+from rapport.prefs import is_clarifying_question
+from rapport.store import RunStore
 
 from ._run import execute, prepare
 
@@ -24,14 +30,17 @@ def demo_config(
     """The demo's experiment: sized to finish in minutes on two CPU cores."""
     return ExperimentConfig(
         benchmark="collab",
-        memory=["none", "reflection"],
-        users=2,
-        sessions=3,
+        memory=["none", "reflection", "oracle"],
+        users=4,
+        sessions=5,
         max_turns=max_turns,
         seed=0,
         run_dir=run_dir,
         models=dict(models or {"all": DEMO_MODEL}),
-        options={"problems": "generated"},
+        options={"problems": "generated", "user": "rules"},
+        # All notes go into the system prompt at session start: no note-selection call per
+        # turn, which would double the demo's model calls on two cores.
+        memory_options={"reflection": {"select": False}},
     )
 
 
@@ -39,9 +48,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the ``demo`` command."""
     parser = subparsers.add_parser(
         "demo",
-        help="a small collab run (none vs reflection) on the embedded model",
-        description="Run 2 users x 3 sessions of collab with no memory and with reflection, "
-        "then print the table and write the HTML report. Running it again resumes.",
+        help="a small collab run (none, reflection, oracle) on the embedded model",
+        description="Run 4 users x 5 sessions of collab with the rule user under no memory, "
+        "reflection and the oracle, then print the table and write the HTML report. "
+        "Running it again resumes.",
     )
     parser.add_argument("--run-dir", metavar="DIR", default=str(DEMO_RUN_DIR))
     parser.add_argument("--max-turns", metavar="N", type=int, default=3)
@@ -61,4 +71,59 @@ def handle(args: argparse.Namespace) -> int:
         max_turns=args.max_turns,
         models={"all": args.model} if args.model else None,
     )
-    return execute(prepare(config), progress=not args.no_progress)
+    code = execute(prepare(config), progress=not args.no_progress)
+    if code == 0:
+        records = RunStore(config.run_dir, create=False).sessions()
+        print(ue_by_session(records))
+        print(learned_excerpt(records) or "(no late session followed an earlier request)")
+    return code
+
+
+def ue_by_session(records: Sequence[SessionRecord]) -> str:
+    """UE per session index per condition (mean over users), as lines of text."""
+    table: dict[str, dict[int, list[float]]] = {}
+    for r in records:
+        if "UE" in r.scores:
+            table.setdefault(r.condition, {}).setdefault(r.index, []).append(r.scores["UE"])
+    lines = ["UE by session (mean over users):"]
+    for condition, by_index in table.items():
+        means = [f"{sum(v) / len(v):.2f}" for _, v in sorted(by_index.items())]
+        lines.append(f"  {condition:<11} " + "  ".join(means))
+    return "\n".join(lines)
+
+
+def learned_excerpt(records: Sequence[SessionRecord], *, chars: int = 300) -> str:
+    """A late session whose first answer honours a preference the user had to ask for in
+    an earlier session (a learned memory's condition, not the oracle's), as a short text."""
+    by_user: dict[tuple[str, str], list[SessionRecord]] = {}
+    for r in records:
+        if r.condition not in ("none", "oracle"):
+            by_user.setdefault((r.condition, r.user_id), []).append(r)
+    for (condition, user), sessions in sorted(by_user.items()):
+        sessions.sort(key=lambda r: r.index)
+        asked: dict[str, tuple[int, str]] = {}
+        for r in sessions:
+            for verdict in _first_verdicts(r):
+                if verdict.preference_id in asked and verdict.checker_satisfied:
+                    index, request = asked[verdict.preference_id]
+                    reply = r.turns[verdict.turn - 1].text if verdict.turn else ""
+                    return (
+                        f"{condition}, {user}: in session {index + 1} the user asked: "
+                        f'"{request}"\nIn session {r.index + 1} the first answer already '
+                        f"complies ({verdict.preference_id}):\n{reply[:chars]}"
+                    )
+            for e in r.events_of("enforcement"):
+                if e.turn is not None and e.preference_id not in asked:
+                    asked[e.preference_id] = (r.index, r.turns[e.turn].text)
+    return ""
+
+
+def _first_verdicts(record: SessionRecord) -> list[PreferenceVerdictEvent]:
+    """The verdicts on the session's first judged agent reply."""
+    verdicts = [
+        v
+        for v in record.events_of("preference_verdict")
+        if v.turn and not is_clarifying_question(record.turns[v.turn - 1].text)
+    ]
+    first = min((v.turn for v in verdicts if v.turn is not None), default=None)
+    return [v for v in verdicts if v.turn == first and v.checker_satisfied is not None]

@@ -30,6 +30,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="run (or resume) an experiment",
         description="Run an experiment; running it again on the same --run-dir resumes it. "
         "Further --name VALUE pairs are options of the benchmark.",
+        # Benchmark options must reach the benchmark whole: '--user rules' is not '--users'.
+        allow_abbrev=False,
     )
     parser.add_argument("benchmark", help="benchmark name (collab, mpt, prefix, gym ...)")
     add_experiment_flags(parser)

@@ -97,13 +97,21 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rstrip() + " [...]"
 
 
-def format_transcript(record: SessionRecord, max_turn_chars: int = 1500) -> str:
-    """A session as numbered lines for the reflection prompt.
+def format_transcript(
+    record: SessionRecord, max_turn_chars: int = 1500, *, pushback: bool = False
+) -> str:
+    """A session as numbered lines for the reflection prompt. System turns are left out.
 
-    User turns where the user enforced a preference are marked ``PUSHBACK``; an agent reply an
-    enforcement event points at is marked as objected to. System turns are left out.
+    With `pushback`, user turns where the user enforced a preference are marked
+    ``PUSHBACK`` and the agent reply an enforcement event points at is marked as objected
+    to: a cleaner signal than the paper's reflector gets, which must work out for itself
+    which user messages were complaints.
     """
-    enforced = {e.turn for e in record.events_of("enforcement") if e.turn is not None}
+    enforced = (
+        {e.turn for e in record.events_of("enforcement") if e.turn is not None}
+        if pushback
+        else set()
+    )
     lines = []
     for turn in record.turns:
         if turn.speaker == "system":
@@ -121,11 +129,18 @@ def format_transcript(record: SessionRecord, max_turn_chars: int = 1500) -> str:
     return "\n".join(lines) if lines else "(empty conversation)"
 
 
+_PUSHBACK_NOTE = (
+    "; turns marked PUSHBACK are where the person asked the assistant to change how it replies"
+)
+
+
 def reflection_messages(
     transcript: str,
     prior_notes: list[str],
     max_notes: int = DEFAULT_MAX_NOTES,
     layout: Layout = "tags",
+    *,
+    pushback: bool = False,
 ) -> list[Message]:
     """The chat messages asking the memory model to reflect on a session and rewrite the notes.
 
@@ -134,6 +149,7 @@ def reflection_messages(
         prior_notes: the user's notes before this session.
         max_notes: the most notes the model may keep.
         layout: ``tags`` (the trained reflector's format) or ``json`` (structured output).
+        pushback: the transcript marks enforcing turns (the prompt then says so).
     """
     notes = "\n".join(f"- {n}" for n in prior_notes) if prior_notes else "(none yet)"
     answer = prompt_template(f"reflection_layout_{layout}.md").strip()
@@ -142,7 +158,12 @@ def reflection_messages(
         Message(role="system", content=system),
         Message(
             role="user",
-            content=render("reflection_user.md", prior_notes=notes, transcript=transcript),
+            content=render(
+                "reflection_user.md",
+                prior_notes=notes,
+                transcript=transcript,
+                marks=_PUSHBACK_NOTE if pushback else "",
+            ),
         ),
     ]
 
@@ -273,6 +294,9 @@ class ReflectionMemory(BaseMemory):
         select: bool = True
         max_turn_chars: int = Field(default=1500, ge=1)
         max_tokens: int = Field(default=900, ge=1)
+        pushback_labels: bool = False
+        """Mark the user's enforcing turns ``PUSHBACK`` in the transcript (off: the reflector
+        must tell complaints from other messages itself, as in the paper)."""
 
     options: Options
 
@@ -323,8 +347,11 @@ class ReflectionMemory(BaseMemory):
         if not any(turn.speaker in ("user", "agent") for turn in record.turns):
             return  # nothing was said: nothing to reflect on, no model call
         prior = [item.text for item in state.items]
-        transcript = format_transcript(record, self.max_turn_chars)
-        messages = reflection_messages(transcript, prior, self.max_notes, self.layout)
+        pushback = self.options.pushback_labels
+        transcript = format_transcript(record, self.max_turn_chars, pushback=pushback)
+        messages = reflection_messages(
+            transcript, prior, self.max_notes, self.layout, pushback=pushback
+        )
         if self.layout == "json":
             parsed = await self._reflect_structured(messages)
         else:

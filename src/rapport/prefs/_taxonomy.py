@@ -82,6 +82,32 @@ class Taxonomy:
             other in chosen for pref_id in chosen for other in self.get(pref_id).conflicts
         )
 
+    def sample_across_categories(
+        self, rng: random.Random, k: int = 3, *, checkable_only: bool = False
+    ) -> list[Preference]:
+        """Draw `k` mutually compatible preferences from `k` different categories, as
+        MultiSessionCollab's user profiles hold them.
+
+        Args:
+            rng: the random source (the draw depends only on its state).
+            k: how many to draw.
+            checkable_only: draw only preferences with a deterministic checker.
+
+        Raises:
+            ValueError: no such draw exists.
+        """
+        pool = [p for p in self.preferences if p.checker is not None or not checkable_only]
+        by_category: dict[str, list[Preference]] = {}
+        for pref in pool:
+            by_category.setdefault(pref.category, []).append(pref)
+        if len(by_category) >= k:
+            for _attempt in range(200):
+                categories = rng.sample(sorted(by_category), k)
+                chosen = [rng.choice(by_category[c]) for c in categories]
+                if self.compatible(p.id for p in chosen):
+                    return chosen
+        raise ValueError(f"cannot draw {k} compatible preferences from {k} categories")
+
     def sample(self, rng: random.Random, k: int = 3) -> list[Preference]:
         """Draw `k` mutually compatible preferences.
 

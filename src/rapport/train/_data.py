@@ -175,7 +175,7 @@ def _user_examples(
                 condition=record.condition,
                 session_index=record.index,
                 spec_id=record.spec_id,
-                transcript=format_transcript(record),
+                transcript=format_transcript(record, pushback=True),
                 prior_notes=list(prior),
                 enforced=enforced,
                 known_preference_ids=list(known),

@@ -24,7 +24,7 @@ def reflection_prompt(example: ReflectionExample, tokenizer: Any, max_tokens: in
             transcript = "[earlier turns omitted]\n" + transcript
         messages = [
             {"role": m.role, "content": m.content}
-            for m in reflection_messages(transcript, example.prior_notes)
+            for m in reflection_messages(transcript, example.prior_notes, pushback=True)
         ]
         if keep <= 1 or prompt_tokens(messages, tokenizer) <= max_tokens:
             return messages

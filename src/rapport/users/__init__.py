@@ -1,5 +1,6 @@
 """Simulated users: personas, MultiSessionCollab user profiles and the user simulator."""
 
+from ._msc_profiles import MSC_PHRASES, load_msc_profiles, msc_preference_id
 from ._personas import (
     ATTRIBUTES,
     Persona,
@@ -10,6 +11,7 @@ from ._personas import (
     load_personas_jsonl,
 )
 from ._profiles import PREFERENCES_PER_USER, CollabUser, as_collab_user, make_users
+from ._rule_user import AnswerExtractor, NotCheckableError, RuleUser, enforcement_lines
 from ._rules import (
     END_TOKEN,
     PreferenceDecision,
@@ -22,22 +24,29 @@ from ._simulator import UserReply, UserSimulator, pastes, render_transcript, vag
 __all__ = [
     "ATTRIBUTES",
     "END_TOKEN",
+    "MSC_PHRASES",
     "PREFERENCES_PER_USER",
+    "AnswerExtractor",
     "CollabUser",
+    "NotCheckableError",
     "Persona",
     "PersonaFileError",
     "PreferenceDecision",
     "PreferenceJudgement",
+    "RuleUser",
     "UserReaction",
     "UserReply",
     "UserSimulator",
     "as_collab_user",
     "attribute_lists",
     "decide_preferences",
+    "enforcement_lines",
     "generate_persona",
     "generate_personas",
+    "load_msc_profiles",
     "load_personas_jsonl",
     "make_users",
+    "msc_preference_id",
     "pastes",
     "render_transcript",
     "vague_opening",

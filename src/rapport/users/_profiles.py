@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import Literal
 
 from rapport.log import UserSpec
 from rapport.prefs import Preference, load_taxonomy
@@ -29,16 +30,39 @@ class CollabUser(UserSpec):
         return [taxonomy.get(pid) for pid in self.preferences]
 
     def truth(self) -> str:
-        """The user's true preferences in words (what the ``oracle`` memory reads)."""
-        return "\n".join(f"- {p.description}" for p in self.preference_objects())
+        """The user's true preferences as the test each reply must pass (what the
+        ``oracle`` memory puts before the agent).
+
+        The criterion, not the self-description: the description is written to the user
+        ("You want ..."), which an agent reading it as its own instructions misapplies.
+        """
+        return "\n".join(
+            f"- {p.name}: {' '.join(p.enforcement.split())}" for p in self.preference_objects()
+        )
 
 
-def make_users(n: int, seed: int, personas: Sequence[Persona] | None = None) -> list[CollabUser]:
+def make_users(
+    n: int,
+    seed: int,
+    personas: Sequence[Persona] | None = None,
+    *,
+    checkable_only: bool = False,
+    split: Literal["eval", "train"] = "eval",
+) -> list[CollabUser]:
     """`n` reproducible users: the same seed gives the same profiles, byte for byte.
 
-    User ``i`` depends only on ``seed`` and ``i``, so a run with more users extends a
-    smaller one. With `personas` (e.g. from `load_personas_jsonl`), user ``i`` takes a
-    persona drawn from that list instead of a generated one.
+    Each user holds three preferences from three different categories (as MSC's profiles
+    do). User ``i`` depends only on ``seed``, ``split`` and ``i``, so a run with more users
+    extends a smaller one. With `personas` (e.g. from `load_personas_jsonl`), user ``i``
+    takes a persona drawn from that list instead of a generated one.
+
+    Args:
+        n: how many users.
+        seed: the draw's seed.
+        personas: personas to draw from; None: generated ones.
+        checkable_only: only preferences a deterministic checker decides (the rule user).
+        split: ``train`` and ``eval`` users are drawn from disjoint streams, and their ids
+            differ (``train-000`` ...), so a train split never holds an eval user.
 
     Raises:
         ValueError: `n` is negative or `personas` is empty.
@@ -50,12 +74,15 @@ def make_users(n: int, seed: int, personas: Sequence[Persona] | None = None) -> 
     taxonomy = load_taxonomy("collab")
     users = []
     for i in range(n):
-        rng = random.Random(f"collab-user:{seed}:{i}")
+        stream = "collab-user" if split == "eval" else f"collab-{split}-user"
+        rng = random.Random(f"{stream}:{seed}:{i}")
         persona = rng.choice(list(personas)) if personas else generate_persona(rng)
-        prefs = taxonomy.sample(rng, k=PREFERENCES_PER_USER)
+        prefs = taxonomy.sample_across_categories(
+            rng, k=PREFERENCES_PER_USER, checkable_only=checkable_only
+        )
         users.append(
             CollabUser(
-                id=f"user-{i:03d}",
+                id=f"{'user' if split == 'eval' else split}-{i:03d}",
                 persona=persona.description,
                 preferences=[p.id for p in prefs],
                 profile=persona,

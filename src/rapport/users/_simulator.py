@@ -4,13 +4,15 @@ hidden draft answer, played by the ``user`` model under rules that code enforces
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from rapport.llm import GenerateConfig, Message, Model
-from rapport.log import DraftUpdateEvent, EnforcementEvent, Event
+from rapport.log import DraftUpdateEvent, EnforcementEvent, Event, NoteEvent
 from rapport.prefs import Preference, is_clarifying_question
 
+from ._phrasings import enforcement_lines, phrase_list
 from ._rules import (
     END_TOKEN,
     UserReaction,
@@ -56,7 +58,18 @@ class UserSimulator:
         problem: the problem text only the user sees.
         preferences: the user's preferences (none for a preference-free user).
         config: sampling settings for the user model.
+        extract: the final answer an agent message states (None: none). Given, the draft
+            is what code extracts and the model only accepts or rejects it (``update_draft``);
+            not given, the draft is what the model writes.
+        enforce_with: who words an enforcement: ``model`` (the user model, in its own words,
+            checked not to paste the criterion; code's everyday phrasing when it fails),
+            ``natural`` (code's everyday phrasing) or ``template`` (the preference's name and
+            criterion verbatim: the easiest signal to learn from).
     """
+
+    GUARD = "user guard: "
+    """Notes whose text starts with this mark a user turn that code wrote or replaced
+    (the collab report counts them)."""
 
     def __init__(
         self,
@@ -66,6 +79,8 @@ class UserSimulator:
         problem: str,
         preferences: Sequence[Preference] = (),
         config: GenerateConfig | None = None,
+        extract: Callable[[str], str | None] | None = None,
+        enforce_with: Literal["model", "natural", "template"] = "template",
     ) -> None:
         self.model = model
         self.persona = persona
@@ -74,6 +89,7 @@ class UserSimulator:
         self.config = config or GenerateConfig(temperature=0.3, max_tokens=400)
         self.draft = ""
         """The hidden draft answer (empty until the user settles on something)."""
+        self.extract, self.enforce_with = extract, enforce_with
 
     async def opening(self) -> str:
         """The first message: the need, without pasting the whole problem.
@@ -109,8 +125,11 @@ class UserSimulator:
         if decision.violated:
             ids = [p.id for p in decision.violated]
             events += [EnforcementEvent(turn=turn, preference_id=i) for i in ids]
-            return UserReply(enforcement_message(decision.violated), events=events, enforced=ids)
-        events += self._update_draft(reaction, turn)
+            message, guarded = await self._enforcement(decision.violated, agent_text, turn)
+            if guarded:
+                events.append(NoteEvent(turn=turn, text=f"{self.GUARD}{guarded}"))
+            return UserReply(message, events=events, enforced=ids)
+        events += self._update_draft(reaction, turn, agent_text)
         stop = wants_to_stop(reaction) and bool(self.draft)
         message = clean_message(reaction.message) or (_CLOSING if stop else "Go on.")
         if echoes(message, agent_text) or sounds_like_assistant(message):
@@ -118,17 +137,50 @@ class UserSimulator:
             # answers for them: done when the draft is settled, else ask to go on.
             stop = bool(self.draft)
             message = _CLOSING if stop else _CONFUSED
+            events.append(NoteEvent(turn=turn, text=f"{self.GUARD}role slip or pasted reply"))
         if not stop and is_clarifying_question(agent_text) and not self._shared(history):
-            message = reveal_problem(message, self.problem)
+            revealed = reveal_problem(message, self.problem)
+            if revealed != message:
+                events.append(NoteEvent(turn=turn, text=f"{self.GUARD}problem shared by code"))
+            message = revealed
         return UserReply(message, stop=stop, events=events)
+
+    async def _enforcement(
+        self, violated: list[Preference], agent_text: str, turn: int
+    ) -> tuple[str, str]:
+        """The enforcing message, and why code wrote it ("" when the model's words stand)."""
+        if self.enforce_with == "template":
+            return enforcement_message(violated), ""
+        natural = " ".join(
+            [
+                _pick(phrase_list("lead_ins"), turn),
+                *(_pick(enforcement_lines(p.id), turn) for p in violated),
+            ]
+        )
+        if self.enforce_with == "natural":
+            return natural, ""
+        wants = "\n".join(f"- {' '.join(p.description.split())}" for p in violated)
+        system = prompt("enforce_phrase").format(persona=self.persona, wants=wants)
+        out = await self.model.generate(
+            [Message(role="system", content=system), Message(role="user", content="Your message:")],
+            config=self.config.model_copy(update={"max_tokens": 80}),
+        )
+        message = clean_message(out.text)
+        problem = _enforcement_problem(message, violated, agent_text)
+        return (natural, f"enforcement {problem}") if problem else (message, "")
 
     def _shared(self, history: list[Message]) -> bool:
         """Whether this user has already given the agent the whole problem."""
         question = self.problem.split("\n\n")[0]
         return any(m.role == "user" and pastes(m.content, question) for m in history)
 
-    def _update_draft(self, reaction: UserReaction, turn: int) -> list[Event]:
-        new = reaction.draft.strip()
+    def _update_draft(self, reaction: UserReaction, turn: int, agent_text: str) -> list[Event]:
+        if self.extract is not None:
+            # Code extracts the candidate; the model only accepts (update_draft) or not.
+            candidate = self.extract(agent_text)
+            new = candidate.strip() if candidate and reaction.update_draft else ""
+        else:
+            new = reaction.draft.strip()
         if not reaction.update_draft or not new or new == self.draft:
             return []
         self.draft = new
@@ -145,8 +197,15 @@ class UserSimulator:
         # What changes from turn to turn comes after the fixed instructions, so that the
         # evaluated prefix of the system prompt is reused from one user turn to the next.
         draft = self.draft or "(empty: you have no answer yet)"
+        candidate = self.extract(latest.content) if self.extract is not None else None
+        offered = (
+            f"The answer the assistant states in its latest message: {candidate} "
+            "(update_draft: true accepts it as your draft)\n\n"
+            if candidate
+            else ""
+        )
         task = (
-            f"Your draft answer so far: {draft}\n\n"
+            f"Your draft answer so far: {draft}\n\n{offered}"
             f"Conversation so far:\n{render_transcript(earlier)}\n\n"
             f"The assistant's latest message:\n{_clip(latest.content)}\n\nYour JSON:"
         )
@@ -170,6 +229,69 @@ def render_transcript(history: list[Message]) -> str:
 
 
 _CONFUSED = "I am not sure I follow yet. Could you go through it with me?"
+_WORD = re.compile(r"[a-z]{4,}")
+_COMMON = frozenset(
+    {
+        "that",
+        "this",
+        "with",
+        "your",
+        "you'd",
+        "could",
+        "would",
+        "please",
+        "reply",
+        "replies",
+        "want",
+        "like",
+        "just",
+        "make",
+        "more",
+        "less",
+        "they",
+        "them",
+        "what",
+        "when",
+        "then",
+        "have",
+        "from",
+        "into",
+        "about",
+        "each",
+        "only",
+        "every",
+        "also",
+    }
+)
+
+
+def _pick(options: list[str], turn: int) -> str:
+    return options[turn % len(options)] if options else ""
+
+
+def _keywords(pref: Preference) -> set[str]:
+    text = " ".join([pref.name, pref.description, *enforcement_lines(pref.id)]).lower()
+    return set(_WORD.findall(text)) - _COMMON
+
+
+def _enforcement_problem(message: str, violated: list[Preference], agent_text: str) -> str:
+    """Why a model-worded enforcement cannot stand ("" when it can): empty, in the
+    assistant's voice, a copy of the agent's reply, the criterion pasted, or about none of
+    the violated preferences."""
+    if not message.strip():
+        return "empty"
+    if sounds_like_assistant(message) or echoes(message, agent_text):
+        return "role slip or pasted reply"
+    lowered = message.lower()
+    for pref in violated:
+        if pref.id in lowered or pastes(message, pref.enforcement, share=0.5):
+            return "pasted the criterion"
+    said = set(_WORD.findall(lowered))
+    if not any(said & _keywords(p) for p in violated):
+        return "off the point"
+    return ""
+
+
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 

@@ -80,11 +80,12 @@ class Harness:
         condition: Condition | None = None,
         user: CollabUser | None = None,
         problem: Problem = TRAIN,
+        user_kind: str = "llm",
     ) -> Any:
         from rapport.eval import play_session
         from rapport.memory import create_memory
 
-        bench = CollabBenchmark([problem], max_turns=max_turns)
+        bench = CollabBenchmark([problem], max_turns=max_turns, user=user_kind)  # type: ignore[arg-type]
         spec = SessionSpec(
             id=problem.id, user_id="user-000", index=0, task=CollabTask(problem=problem)
         )

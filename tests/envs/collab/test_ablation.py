@@ -46,7 +46,7 @@ async def test_direct_condition_has_no_user_simulation(kit: SimpleNamespace) -> 
     assert user.requests == []
     assert [t.speaker for t in record.turns] == ["user", "agent"]
     assert record.turns[0].text == kit.TRAIN.prompt()
-    assert bench.score(record) == {"TS": 1.0, "UE": 0.0, "Len": 2.0}
+    assert bench.score(record) == {"TS": 1.0, "UE": 0.0, "UE_pref": 0.0, "Len": 2.0}
 
 
 async def test_user_without_preferences_never_enforces(kit: SimpleNamespace) -> None:

@@ -31,8 +31,8 @@ def test_collab_is_registered_and_built_from_config() -> None:
     assert isinstance(bench, CollabBenchmark)
     assert BENCHMARKS["collab"].endswith(":CollabBenchmark")
     assert bench.max_turns == 4 and len(bench.pool) == 12
-    assert bench.metrics == ("TS", "UE", "Len")
-    assert bench.lower_is_better == {"UE", "Len"}
+    assert bench.metrics == ("TS", "UE", "UE_pref", "Len")
+    assert bench.lower_is_better == {"UE", "UE_pref", "Len"}
 
 
 def test_unknown_option_is_a_validation_error() -> None:
@@ -71,11 +71,13 @@ def test_score_reads_the_final_draft_enforcements_and_messages() -> None:
         turns=[Turn(index=i, speaker="user" if i % 2 == 0 else "agent") for i in range(5)],
         events=[
             EnforcementEvent(turn=2, preference_id="blunt"),
+            EnforcementEvent(turn=2, preference_id="tldr_end"),
             DraftUpdateEvent(turn=4, draft="5"),
         ],
         outcome=CollabOutcome(draft="5", answer="5", problem_id="p", problem=problem),
     )
-    assert bench.score(record) == {"TS": 1.0, "UE": 1.0, "Len": 5.0}
+    # UE counts enforcing messages (as MSC does); UE_pref the preferences they enforce.
+    assert bench.score(record) == {"TS": 1.0, "UE": 1.0, "UE_pref": 2.0, "Len": 5.0}
     record.outcome = CollabOutcome(draft="6", answer="5", problem_id="p", problem=problem)
     assert bench.score(record)["TS"] == 0.0
 

@@ -1,3 +1,4 @@
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,12 @@ def choice(answer: str) -> Problem:
     )
 
 
+needs_mmath = pytest.mark.skipif(
+    importlib.util.find_spec("mmath") is None, reason="MATH-500 is the optional extra math500"
+)
+
+
+@needs_mmath
 def test_math500_has_311_problems_and_samples_deterministically() -> None:
     everything = load_problems("math500", 311, seed=0)
     assert len({p.id for p in everything}) == 311
@@ -29,11 +36,13 @@ def test_math500_has_311_problems_and_samples_deterministically() -> None:
     assert [p.id for p in first] != [p.id for p in load_problems("math500", 5, seed=4)]
 
 
+@needs_mmath
 def test_math500_gold_answers_grade_as_correct() -> None:
     for problem in load_problems("math500", 40, seed=1):
         assert is_correct(problem, f"So we get \\boxed{{{problem.answer}}}."), problem.answer
 
 
+@needs_mmath
 def test_too_many_problems_is_an_error() -> None:
     with pytest.raises(ProblemSourceError, match="311"):
         load_problems("math500", 400, seed=0)
@@ -100,6 +109,7 @@ def test_wrong_choices_are_rejected(text: str) -> None:
     assert not is_correct(choice("B"), text)
 
 
+@needs_mmath
 def test_a_finite_source_smaller_than_the_request_gives_all_of_it_when_allowed() -> None:
     from rapport.envs.collab import ProblemSourceError, load_problems
 

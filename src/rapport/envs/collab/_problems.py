@@ -8,6 +8,7 @@ import threading
 from fractions import Fraction
 
 from rapport.log import Problem, letter
+from rapport.prefs import gives_answer
 
 
 class ProblemSourceError(ValueError):
@@ -33,6 +34,41 @@ def is_correct(problem: Problem, answer_text: str) -> bool:
         return chosen is not None and chosen == problem.answer.strip().upper()
     candidate = extract_final_answer(answer_text)
     return candidate is not None and math_equal(problem.answer, candidate)
+
+
+def stated_answer(problem: Problem, text: str, *, loose: bool = False) -> str | None:
+    """The final answer an agent message states, or None when it states none yet.
+
+    A message states an answer when it boxes one, says "the answer is ...", or concludes
+    ("so ...", "therefore ..."): the answer is then read from the line of the last
+    conclusion; numbers of a message that does not conclude are not answers.
+    Multiple-choice answers come back as the option letter. `loose` also reads the last
+    number of a math message with a computation in it (for a user who then judges it).
+    """
+    if not gives_answer(text) and not _CONCLUDES.search(text):
+        if loose and problem.kind == "math" and "=" in text:
+            return extract_final_answer(text)
+        return None
+    if problem.kind == "choice":
+        return extract_choice(_conclusion(text), problem.choices) or extract_choice(
+            text, problem.choices
+        )
+    boxed = boxed_contents(text)
+    return boxed[-1] if boxed else extract_final_answer(_conclusion(text))
+
+
+def _conclusion(text: str) -> str:
+    """The line of the last conclusion mark ("answer is", "therefore", "so ..."), from it."""
+    marks = list(_CONCLUDES.finditer(text))
+    if not marks:
+        return text
+    rest = text[marks[-1].start() :]
+    return rest.split("\n", 1)[0]
+
+
+_CONCLUDES = re.compile(
+    r"\\boxed|\b(?:final answer|the answer|answer\s*:|therefore|thus|hence|so\b)", re.I
+)
 
 
 def boxed_contents(text: str) -> list[str]:

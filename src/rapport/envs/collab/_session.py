@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from functools import cache
 from importlib import resources
 from typing import Literal
@@ -10,9 +11,10 @@ from pydantic import BaseModel, ConfigDict
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles
 from rapport.log import CollabOutcome, Condition, Problem, SessionInfo, SessionSpec, Speaker
-from rapport.users import CollabUser, UserSimulator
+from rapport.users import CollabUser, RuleUser, UserSimulator
 
 from .._protocol import AgentRequest, Episode, SessionLog
+from ._problems import stated_answer
 
 
 class SessionSettings(BaseModel):
@@ -49,6 +51,8 @@ class CollabEpisode(Episode):
         max_turns: the most user-agent turn pairs.
         benchmark: the benchmark's name (for `SessionInfo`).
         agent_config: the agent's sampling settings (None: the model's defaults).
+        user_kind: who plays the user: ``llm`` (the user model) or ``rules`` (code).
+        enforcement: how the LLM user words enforcements (see `CollabOptions`).
     """
 
     def __init__(
@@ -62,6 +66,8 @@ class CollabEpisode(Episode):
         max_turns: int,
         benchmark: str = "collab",
         agent_config: GenerateConfig | None = None,
+        user_kind: Literal["llm", "rules"] = "llm",
+        enforcement: Literal["model", "natural", "template"] = "model",
     ) -> None:
         self.problem, self.max_turns, self.agent_config = problem, max_turns, agent_config
         self.settings = SessionSettings.model_validate(condition.settings)
@@ -71,12 +77,24 @@ class CollabEpisode(Episode):
             task="a multiple-choice question" if problem.choices else "a math problem",
         )
         prefs = user.preference_objects() if self.settings.preferences else []
-        self.user = UserSimulator(
-            models.get("user"),
-            persona=user.persona,
-            problem=problem_text(problem),
-            preferences=prefs,
-        )
+        self.user: UserSimulator | RuleUser
+        if user_kind == "rules":
+            self.user = RuleUser(
+                persona=user.persona,
+                problem=problem_text(problem),
+                preferences=prefs,
+                extract=functools.partial(stated_answer, problem),
+                seed=f"{user.id}:{spec.id}:{spec.index}",
+            )
+        else:
+            self.user = UserSimulator(
+                models.get("user"),
+                persona=user.persona,
+                problem=problem_text(problem),
+                preferences=prefs,
+                extract=functools.partial(stated_answer, problem, loose=True),
+                enforce_with=enforcement,
+            )
         self.history: list[Message] = []
         self.pairs = 0
         self.draft = ""

@@ -1,0 +1,68 @@
+"""MultiSessionCollab's user profiles and cached problem files load through the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rapport.cli import main
+from rapport.store import RunStore
+
+DATA = Path(__file__).parents[1] / "envs" / "collab" / "data"
+
+
+@pytest.mark.parametrize("user", ["llm", "rules"])
+def test_msc_profiles_and_cached_problems_run_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], user: str
+) -> None:
+    argv = [
+        "run",
+        "collab",
+        "--profiles",
+        str(DATA / "msc_user_profiles.json"),
+        "--problems",
+        str(DATA / "msc_cache" / "mmlu_testset_size2_seed42.json"),
+        "--user",
+        user,
+        "--users",
+        "1" if user == "rules" else "2",
+        "--sessions",
+        "2",
+        "--max-turns",
+        "2",
+        "--memory",
+        "none",
+        "--model",
+        "all=scripted/auto",
+        "--run-dir",
+        str(tmp_path / "r"),
+        "--no-progress",
+    ]
+    assert main(argv) == 0, capsys.readouterr().err
+    sessions = RunStore(tmp_path / "r", create=False).sessions()
+    users = {s.user_id for s in sessions}
+    assert users == ({"msc-000"} if user == "rules" else {"msc-000", "msc-001"})
+    assert {s.outcome.problem.source for s in sessions} == {"mmlu_testset_size2_seed42"}
+    assert all(s.outcome.problem.kind == "choice" for s in sessions)
+
+
+def test_too_few_usable_profiles_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "collab", "--profiles", str(DATA / "msc_user_profiles.json")]
+    argv += ["--user", "rules", "--users", "3", "--model", "all=scripted/auto"]
+    argv += ["--run-dir", str(tmp_path / "r"), "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "profiles" in err[0]
+    assert not (tmp_path / "r").exists()
+
+
+def test_user_is_a_benchmark_option_not_an_abbreviation_of_users() -> None:
+    from rapport.cli import build_parser
+    from rapport.cli._config import config_from_args
+
+    args = build_parser().parse_args(["run", "collab", "--user", "rules", "--users", "3"])
+    config = config_from_args(args)
+    assert config.users == 3 and config.options["user"] == "rules"
