@@ -172,3 +172,11 @@ def test_the_docs_table_lists_each_of_the_31_with_its_attribute_and_dimension() 
     for setting in all_settings():
         row = f"| `{setting.id}` | {setting.attribute} | {setting.dimension} | {setting.definition}"
         assert row in docs, setting.id
+
+
+def test_every_settings_pattern_can_be_told_to_the_judges() -> None:
+    from rapport.envs.prefix._settings import extra_settings
+    from rapport.envs.prefix._transcript import expected_pattern
+
+    for setting in [*all_settings(), *extra_settings()]:
+        assert expected_pattern(setting)
