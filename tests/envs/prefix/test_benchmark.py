@@ -295,3 +295,12 @@ async def test_an_interaction_call_without_its_required_fields_is_refused_and_no
     assert isinstance(record.outcome, PrefixOutcome)
     assert record.outcome.alignment[0]["concerned_calls"] == 0
     assert not any("May I?" in t.text for t in record.turns if t.speaker == "user")
+
+
+def test_long_results_can_be_cut_for_small_context_models() -> None:
+    from rapport.envs.prefix._session import cut
+
+    assert cut("x" * 500, None) == "x" * 500
+    assert cut("x" * 500, 200) == "x" * 200 + "\n[... 300 more characters not shown]"
+    assert _bench(result_chars="1500").options.result_chars == 1500
+    assert _bench().options.result_chars is None
