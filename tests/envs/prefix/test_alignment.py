@@ -163,3 +163,20 @@ def test_long_transcripts_keep_the_start_and_end_and_only_shown_turns_can_be_cit
     assert "turns omitted" in text and "[99] user" in text and "[50] user" not in text
     short, all_ids = render_for_judge(turns[:3], [get_setting("tool_medium")], "Do X.")
     assert all_ids == {0, 1, 2} and "omitted" not in short
+
+
+def test_the_docs_table_lists_each_of_the_31_with_its_attribute_and_dimension() -> None:
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[3] / "docs" / "prefix.md").read_text(encoding="utf-8")
+    for setting in all_settings():
+        row = f"| `{setting.id}` | {setting.attribute} | {setting.dimension} | {setting.definition}"
+        assert row in docs, setting.id
+
+
+def test_every_settings_pattern_can_be_told_to_the_judges() -> None:
+    from rapport.envs.prefix._settings import extra_settings
+    from rapport.envs.prefix._transcript import expected_pattern
+
+    for setting in [*all_settings(), *extra_settings()]:
+        assert expected_pattern(setting)

@@ -268,3 +268,39 @@ def test_the_papers_reliability_protocol_gives_its_runs_to_five_samples() -> Non
     plain = _bench(judge_repeats="3")
     assert bench.options.reliability == "paper" and plain.options.reliability == "repeats"
     assert plain.judge_runs(later, users[0]) == 3
+
+
+async def test_an_interaction_call_without_its_required_fields_is_refused_and_not_counted() -> None:
+    bench = _bench(settings="tool_initiative_reactive")
+    user = bench.users(1, 0)[0]
+    spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
+    legacy = ToolCall(id="q", name="confirmation", arguments={"question": "May I?"})
+
+    def agent(request: Request) -> str | ToolCall:
+        return legacy if not any(m.role == "tool" for m in request.messages) else "All done."
+
+    models = ModelRoles(
+        {
+            "agent": ScriptedAPI(responder=agent),
+            "user": ScriptedAPI(responder=_user),
+            "judge": _judge(3, [0]),
+        }
+    )
+    condition = Condition(name="p+none", memory="none", settings={"prompting": "p"})
+    record = await play_session(
+        bench, spec, user, models=models, memory=BaseMemory(models), condition=condition
+    )
+    (call,) = record.events_of("tool_call")
+    assert call.error is not None and "unknown field(s) question" in call.error
+    assert isinstance(record.outcome, PrefixOutcome)
+    assert record.outcome.alignment[0]["concerned_calls"] == 0
+    assert not any("May I?" in t.text for t in record.turns if t.speaker == "user")
+
+
+def test_long_results_can_be_cut_for_small_context_models() -> None:
+    from rapport.envs.prefix._session import cut
+
+    assert cut("x" * 500, None) == "x" * 500
+    assert cut("x" * 500, 200) == "x" * 200 + "\n[... 300 more characters not shown]"
+    assert _bench(result_chars="1500").options.result_chars == 1500
+    assert _bench().options.result_chars is None

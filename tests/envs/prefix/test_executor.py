@@ -123,3 +123,25 @@ def test_writes_are_told_from_reads() -> None:
     assert not trial.run("cd(folder='document')").wrote
     assert trial.run("mkdir(dir_name='temp')").wrote
     assert not trial.run("ls()").wrote
+
+
+@pytest.mark.parametrize("category", ["base", "long_context"])
+def test_the_per_turn_verdict_agrees_with_bfcl_evals_own_checker(category: str) -> None:
+    import json
+
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+
+    from rapport.envs.prefix._tasks import data_dir
+
+    path = data_dir() / f"BFCL_v4_multi_turn_{category}.json"
+    entries = {e["id"]: e for e in map(json.loads, path.read_text().splitlines()) if e}
+    for n, task in enumerate(load_tasks(category)[:8]):  # type: ignore[arg-type]
+        truth = [list(t) for t in task.ground_truth]
+        late = [[] for _ in truth[:-1]] + [task.reference_calls]
+        dropped = [*truth[:-1], truth[-1][:-1]]
+        for kind, turns in {"truth": truth, "late": late, "dropped": dropped}.items():
+            ours = check_accuracy(task, replay_turns(task, turns)).success
+            decoded = [[calls] if calls else [] for calls in turns]
+            name = f"rapport_probe_{category}_{kind}_{n}"  # bfcl keeps instances per name
+            theirs = multi_turn_checker(decoded, task.ground_truth, entries[task.id], "", name)
+            assert ours == theirs["valid"], (task.id, kind)

@@ -118,6 +118,7 @@ class PrefixBenchmark(Benchmark):
             judge_repeats=self.judge_runs(spec, user),
             judge_key=f"{condition.name}:{user.id}:{spec.id}",
             reliability=self.options.reliability,
+            result_chars=self.options.result_chars,
         )
         return PrefixEpisode(
             plan, spec.index, models, lambda settings, t: _failures(settings, t, task.seed)

@@ -40,6 +40,10 @@ class PrefixOptions(BaseModel):
     sessions per condition (the first session of the first users), the CV over those."""
     reliability_samples: int = Field(default=5, ge=1)
     reliability_runs: int = Field(default=20, ge=2)
+    result_chars: int | None = Field(default=None, ge=200)
+    """Longest system-tool result the agent reads, in characters (longer ones are cut with
+    a note); None (default): whole, as bfcl-eval. For small-context local models, since
+    long_context results reach 30,000 characters."""
     max_messages: int = Field(default=180, ge=4)
     """Messages (user, agent and tool turns) after which a session stops."""
     categories: list[Category] = Field(default_factory=lambda: ["long_context"])  # type: ignore[arg-type]

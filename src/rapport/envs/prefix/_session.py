@@ -61,6 +61,8 @@ class Plan:
     judge_key: str
     failures: FailurePlan | None = None
     reliability: str = "repeats"
+    result_chars: int | None = None
+    """Longest system-tool result the agent reads (None: whole, as bfcl-eval)."""
 
 
 class PrefixEpisode(Episode):
@@ -306,7 +308,7 @@ class PrefixEpisode(Episode):
             )
         )
         self.shown.append(f"[activity] the assistant ran {call.name}")
-        result = done.result or (done.error or "")
+        result = cut(done.result or (done.error or ""), self.plan.result_chars)
         self._tool_result(log, call, result, interaction=False, error=done.error)
 
     def _narrative(self, log: SessionLog, call: ToolCall) -> None:
@@ -325,6 +327,13 @@ class PrefixEpisode(Episode):
         if is_end(answer):
             log.note("user ended while answering", turn=log.next_turn - 1)
             raise _Over("user ended")
+
+
+def cut(text: str, limit: int | None) -> str:
+    """A tool result cut to ``limit`` characters, saying how much was left out."""
+    if limit is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} more characters not shown]"
 
 
 def _message_of(call: ToolCall) -> str:

@@ -18,6 +18,8 @@ _WHEN = {
     "after_read": "after each call that looks something up",
     "after_failure": "after each failed call",
     "before_retry": "before retrying a failed call",
+    "after_parallel": "after each group of calls run together in one step",
+    "after_first_call": "as the work goes, after it has started",
     "at_end": "once the work is done",
     "never": "never",
 }
