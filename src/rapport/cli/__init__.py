@@ -9,6 +9,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
+
+from rapport.store import StoreError
 
 from ._errors import UsageError
 
@@ -25,11 +28,16 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """Argument errors as one line (``rapport: ...``) and exit 2, like every bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"rapport: {self.prog.removeprefix('rapport ')}: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (command modules that are absent are skipped)."""
-    parser = argparse.ArgumentParser(
-        prog="rapport", description="Agents that learn how each person likes to work."
-    )
+    parser = _Parser(prog="rapport", description="Agents that learn how each person likes to work.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS.values():
         try:
@@ -47,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args) or 0)
-    except UsageError as exc:
+    except (UsageError, StoreError) as exc:
         print(f"rapport: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

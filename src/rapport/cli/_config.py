@@ -89,6 +89,10 @@ def load_yaml(path: str) -> dict[str, Any]:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError:
+        raise UsageError(f"config file {path} is not UTF-8 text") from None
+    except RecursionError:
+        raise UsageError(f"config file {path} is nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -99,7 +103,31 @@ def load_yaml(path: str) -> dict[str, Any]:
         raise UsageError(
             f"config file {path} must hold a mapping of keys, not {type(data).__name__}"
         )
+    _check_keys(path, data, "")
     return data
+
+
+def _check_keys(path: str, data: dict[Any, Any], where: str) -> None:
+    """Keys must be names; ``options``, ``memory_options`` and ``models`` must be mappings."""
+    for key, value in data.items():
+        if not isinstance(key, str):
+            raise UsageError(f"config file {path}: key {key!r}{where} must be a name")
+        if where:
+            continue
+        name = key.replace("-", "_")
+        if name in ("options", "memory_options", "models") and value is not None:
+            if not isinstance(value, dict):
+                raise UsageError(
+                    f"config file {path}: {name} must be a mapping, not {type(value).__name__}"
+                )
+            _check_keys(path, value, f" in {name}")
+            if name == "memory_options":
+                for method, opts in value.items():
+                    if not isinstance(opts, dict):
+                        raise UsageError(
+                            f"config file {path}: memory_options.{method} must be a mapping"
+                        )
+                    _check_keys(path, opts, f" in memory_options.{method}")
 
 
 def _split_file(data: dict[str, Any]) -> dict[str, Any]:
@@ -120,6 +148,8 @@ def _names(text: str) -> list[str]:
 
 def _integer(flag: str, text: str) -> int:
     try:
+        if len(text) > 30:
+            raise ValueError(text)
         return int(text)
     except ValueError:
         raise UsageError(f"--{flag.replace('_', '-')} needs a whole number, got '{text}'") from None
@@ -144,7 +174,7 @@ def _flag_fields(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, name, None)
         if value is not None:
             fields[name] = _integer(name, value)
-    if getattr(args, "memory", None):
+    if getattr(args, "memory", None) is not None:
         fields["memory"] = _names(args.memory)
     if getattr(args, "run_dir", None):
         fields["run_dir"] = Path(args.run_dir)

@@ -1,5 +1,40 @@
-"""Errors the CLI turns into one line on stderr and exit code 2."""
+"""Errors the CLI turns into one line on stderr and exit code 2, and the checks that raise them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rapport.store import RUN_FILE, is_sqlite_file
+
+_STORE_FILES = (RUN_FILE, f"{RUN_FILE}-wal", f"{RUN_FILE}-shm", "cache.sqlite")
 
 
 class UsageError(Exception):
     """Bad input: unknown name, bad file, impossible numbers. Nothing has been written."""
+
+
+def output_file(flag: str, path: str | Path) -> Path:
+    """A file an output may be written to: never a store, a directory or a missing place.
+
+    Raises:
+        UsageError: the target is a directory, lies in no directory, cannot be written,
+            or is (or would clobber) a run store or any SQLite database.
+    """
+    target = Path(path)
+    if target.name in _STORE_FILES or target.name.endswith((".sqlite-wal", ".sqlite-shm")):
+        raise UsageError(f"{flag} {target} would overwrite a run store")
+    if target.is_dir():
+        raise UsageError(f"{flag} {target} is a directory")
+    if target.exists() and is_sqlite_file(target):
+        raise UsageError(f"{flag} {target} is an SQLite database (a store?); not overwriting it")
+    existing = target.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent  # missing directories are made when it is written
+    if not existing.is_dir():
+        raise UsageError(f"{flag} {target}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK) or (
+        target.exists() and not os.access(target, os.W_OK)
+    ):
+        raise UsageError(f"{flag} {target}: {existing} is not writable")
+    return target

@@ -9,7 +9,7 @@ from pathlib import Path
 from rapport.report import export_sessions
 from rapport.store import RUN_FILE
 
-from ._errors import UsageError
+from ._errors import UsageError, output_file
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,11 +38,7 @@ def _target(run_dir: Path, args: argparse.Namespace) -> Path:
     target = Path(args.out) if args.out else run_dir / default
     if target.resolve() == (run_dir / RUN_FILE).resolve():
         raise UsageError(f"--out {target} would overwrite the run's store")
-    if target.is_dir():
-        raise UsageError(f"--out {target} is a directory")
-    if not target.parent.is_dir():
-        raise UsageError(f"--out {target}: no directory {target.parent}")
-    return target
+    return output_file("--out", target)
 
 
 def handle(args: argparse.Namespace) -> int:

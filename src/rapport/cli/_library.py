@@ -8,7 +8,7 @@ from pathlib import Path
 from rapport.memory.prime import ExperienceLibrary, library_from_state
 from rapport.store import RUN_FILE, RunStore
 
-from ._errors import UsageError
+from ._errors import UsageError, output_file
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,10 +45,14 @@ def newest_library(run_dir: str | Path, condition: str) -> ExperienceLibrary:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
+    out = output_file("--out", args.out) if args.out else None
     library = newest_library(args.run_dir, args.condition)
     text = library.to_json() if args.format == "json" else library.to_markdown()
-    if args.out:
-        Path(args.out).write_text(text, "utf-8")
+    if out is not None:
+        try:
+            out.write_text(text, "utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from exc
         print(f"wrote {args.out} ({len(library.active())} experiences, version {library.version})")
     else:
         print(text, end="" if text.endswith("\n") else "\n")

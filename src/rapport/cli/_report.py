@@ -11,7 +11,7 @@ from pathlib import Path
 from rapport.report import Report, build_report, render_csv, render_text, write_html
 from rapport.store import RUN_FILE
 
-from ._errors import UsageError
+from ._errors import UsageError, output_file
 
 _DEFAULT = "report.html in the run dir"
 
@@ -52,9 +52,7 @@ def html_target(run_dir: Path, html: str | None, output_format: str) -> Path | N
         return None
     if target.resolve() == (run_dir / RUN_FILE).resolve():
         raise UsageError(f"--html {target} would overwrite the run's store")
-    if target.is_dir():
-        raise UsageError(f"--html {target} is a directory")
-    return target
+    return output_file("--html", target)
 
 
 def _write(report: Report, target: Path) -> Path:

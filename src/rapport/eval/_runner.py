@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,14 @@ from rapport.log import (
     UserSpec,
 )
 from rapport.memory import MEMORIES, Memory, create_memory
-from rapport.store import ConfigMismatchError, RunStore, SqliteCache
+from rapport.store import (
+    RUN_FILE,
+    ConfigMismatchError,
+    RunStore,
+    SqliteCache,
+    StoreError,
+    check_database,
+)
 
 from ._orchestrator import Orchestrator, guarded, one_line, record_failure
 from ._progress import Progress
@@ -146,7 +154,10 @@ class Experiment:
             ExperimentError: the run dir holds a run with a different config.
             ProviderOutage: ``max_failures`` sessions in a row failed on a provider.
         """
-        store = RunStore(self.config.run_dir)
+        try:
+            store = RunStore(self.config.run_dir)
+        except (OSError, StoreError) as exc:
+            raise ExperimentError(f"run dir {self.config.run_dir}: {one_line(exc)}") from exc
         try:
             try:
                 header = store.create_or_open(self.config, self.conditions)
@@ -441,11 +452,12 @@ def prepare_experiment(config: ExperimentConfig, *, models: ModelRoles | None = 
         return _prepare(config, models)
     except ExperimentError:
         raise
-    except (ValueError, ModelError, ImportError, OSError) as exc:
+    except (ValueError, ModelError, ImportError, OSError, RecursionError, LookupError) as exc:
         raise ExperimentError(one_line(exc)) from exc
 
 
 def _prepare(config: ExperimentConfig, models: ModelRoles | None) -> Experiment:
+    check_run_dir(config.run_dir)
     benchmark = create_benchmark(config)
     conditions = conditions_for(benchmark, config)
     names = [c.name for c in conditions]
@@ -457,8 +469,16 @@ def _prepare(config: ExperimentConfig, models: ModelRoles | None) -> Experiment:
             raise ExperimentError(
                 f"unknown memory '{condition.memory}' (known: {', '.join(sorted(MEMORIES))})"
             )
+    unused = sorted(set(config.memory_options) - {c.memory for c in conditions})
+    if unused:
+        raise ExperimentError(
+            f"memory_options for {', '.join(repr(u) for u in unused)}, which this run does not "
+            f"use (its memories: {', '.join(sorted({c.memory for c in conditions}))})"
+        )
     if models is None:
         cache = SqliteCache() if config.cache else None
+        if cache is not None:
+            cache.check()
         models = ModelRoles(config.models, seed=config.seed, cache=cache)
     models.validate()
     memories = {c.name: _memory(c, models, config) for c in conditions}
@@ -467,6 +487,30 @@ def _prepare(config: ExperimentConfig, models: ModelRoles | None) -> Experiment:
     users = benchmark.users(config.users, config.seed)
     sessions = {u.id: benchmark.sessions(u, config.sessions, config.seed) for u in users}
     return Experiment(config, benchmark, conditions, models, memories, users, sessions)
+
+
+def check_run_dir(run_dir: Path) -> None:
+    """Refuse a run dir that cannot hold a run, before anything is written.
+
+    Raises:
+        ExperimentError: it is a file, lies under a file, cannot be written, or holds a
+            ``run.sqlite`` that is not an intact rapport run store.
+    """
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ExperimentError(f"run dir {run_dir} is a file, not a directory")
+    existing = run_dir
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ExperimentError(f"run dir {run_dir}: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ExperimentError(f"run dir {run_dir}: {existing} is not writable")
+    store = run_dir / RUN_FILE
+    if store.exists() or store.is_symlink():
+        try:
+            check_database(store, "run", "a rapport run store")
+        except StoreError as exc:
+            raise ExperimentError(f"run dir {run_dir}: {exc}") from exc
 
 
 def _memory(condition: Condition, models: ModelRoles, config: ExperimentConfig) -> Memory:

@@ -6,8 +6,14 @@ from collections.abc import Mapping
 
 from ._model import Model, ModelAPI, ResponseCache
 from ._registry import DEFAULT_SPEC, create_api
+from ._types import ModelError
 
 ROLES = ("agent", "user", "judge", "memory")
+
+
+def is_role(name: str) -> bool:
+    """Whether a name is a model role: one of `ROLES` or ``judge2``, ``judge3`` ..."""
+    return name in ROLES or (name.startswith("judge") and name[5:].isdigit())
 
 
 class ModelRoles:
@@ -73,6 +79,16 @@ class ModelRoles:
                 hook(concurrency)
 
     def validate(self) -> None:
-        """Build every configured provider now, so a bad spec fails before any work."""
-        for role in {*self.specs, "agent"}:
+        """Check role names and build every configured provider now, so a bad spec or a
+        misspelt role fails before any work.
+
+        Raises:
+            ModelError: an unknown role or a provider that cannot be built.
+        """
+        for role in self.specs:
+            if not is_role(role):
+                raise ModelError(
+                    f"unknown model role '{role}' (known: all, {', '.join(ROLES)}, judge2, ...)"
+                )
+        for role in sorted({*self.specs, "agent"}):
             self.get(role)

@@ -114,21 +114,27 @@ class UserRecord(BaseModel):
     spec: dict[str, Any]
 
 
+MAX_USERS = 100_000
+MAX_SESSIONS = 10_000
+MAX_TURNS = 1_000
+MAX_CONCURRENCY = 1_024
+
+
 class ExperimentConfig(BaseModel):
     """One experiment: flags and YAML map onto this; flags override the file."""
 
     benchmark: str
     """Registered benchmark name (``collab``, ``collab-ablation``, ``mpt``, ``prefix``, ``gym``)."""
-    memory: list[str] = Field(default_factory=lambda: ["none"])
+    memory: list[str] = Field(default_factory=lambda: ["none"], min_length=1, max_length=100)
     """Memory methods, one condition each (all on the same users, problems and seeds)."""
-    users: int = Field(default=3, ge=1)
-    sessions: int = Field(default=3, ge=1)
+    users: int = Field(default=3, ge=1, le=MAX_USERS)
+    sessions: int = Field(default=3, ge=1, le=MAX_SESSIONS)
     """Sessions per user."""
-    max_turns: int = Field(default=10, ge=1)
+    max_turns: int = Field(default=10, ge=1, le=MAX_TURNS)
     """User-agent turn pairs per session."""
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=2**63 - 1)
     run_dir: Path = Path("runs/latest")
-    concurrency: int = Field(default=1, ge=1)
+    concurrency: int = Field(default=1, ge=1, le=MAX_CONCURRENCY)
     """Users run in parallel."""
     models: dict[str, str] = Field(default_factory=dict)
     """Role -> model spec (``all`` sets the default)."""

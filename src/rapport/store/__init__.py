@@ -7,8 +7,11 @@ from ._sqlite import (
     RoleUsage,
     RunStore,
     SqliteCache,
+    StoreError,
+    check_database,
     config_differences,
     default_cache_path,
+    is_sqlite_file,
 )
 
 __all__ = [
@@ -19,6 +22,9 @@ __all__ = [
     "RunStore",
     "SessionRow",
     "SqliteCache",
+    "StoreError",
+    "check_database",
     "config_differences",
     "default_cache_path",
+    "is_sqlite_file",
 ]

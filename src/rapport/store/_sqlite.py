@@ -89,6 +89,60 @@ class ConfigMismatchError(ValueError):
     """A run dir already holds a run with a different configuration."""
 
 
+class StoreError(ValueError):
+    """A store file that cannot be used: a directory, not SQLite, damaged, or not rapport's.
+
+    Raised before anything is written to it.
+    """
+
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """Whether ``path`` is a file that starts like an SQLite database."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def check_database(path: Path, table: str, what: str) -> None:
+    """Refuse a database file that is not an intact SQLite database holding ``table``.
+
+    Opens it read-only (nothing is created or changed) and runs SQLite's quick check.
+
+    Raises:
+        StoreError: one line saying what is wrong with it.
+    """
+    if path.is_dir():
+        raise StoreError(f"{path} is a directory, not {what}")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if size == 0:
+        raise StoreError(f"{path} is empty, not {what}")
+    if not is_sqlite_file(path):
+        raise StoreError(f"{path} is not an SQLite database ({what} expected)")
+    try:
+        conn = _connect_readonly(path, exact=not Path(f"{path}-wal").exists())
+        try:
+            tables = {
+                row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+            if table not in tables:
+                raise StoreError(f"{path} is an SQLite database but not {what}")
+            verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is damaged ({exc}); {what} expected") from exc
+    if verdict != "ok":
+        raise StoreError(f"{path} is damaged ({' '.join(str(verdict).split())[:120]})")
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
     conn.row_factory = sqlite3.Row
@@ -98,15 +152,18 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _connect_readonly(path: Path) -> sqlite3.Connection:
+def _connect_readonly(path: Path, *, exact: bool = False) -> sqlite3.Connection:
     """A connection that cannot write, even on a disk where nothing can be written.
 
     ``mode=ro`` still needs the WAL index file beside the database, which a read-only
     directory cannot hold when the writer is gone; then the file is opened ``immutable``
     (no locks, no WAL), which is right because nothing can be writing to it there.
+    ``exact`` opens it ``immutable`` at once (creates no ``-wal``/``-shm`` files): for a
+    database with no write-ahead log beside it, which is then whole in its one file.
     """
     uri = path.resolve().as_uri()
-    for suffix in ("?mode=ro", "?mode=ro&immutable=1"):
+    suffixes = ("?mode=ro&immutable=1",) if exact else ("?mode=ro", "?mode=ro&immutable=1")
+    for suffix in suffixes:
         conn = sqlite3.connect(
             uri + suffix, uri=True, isolation_level=None, check_same_thread=False, timeout=30.0
         )
@@ -147,8 +204,10 @@ class RunStore(ViewQueries):
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / RUN_FILE
         self.readonly = readonly
-        if (readonly or not create) and not self.path.is_file():
+        if (readonly or not create) and not self.path.exists():
             raise FileNotFoundError(f"no run found in {self.run_dir} (missing {RUN_FILE})")
+        if self.path.exists():
+            check_database(self.path, "run", "a rapport run store")
         self._lock = threading.Lock()
         if readonly:
             self._conn = _connect_readonly(self.path)
@@ -396,6 +455,18 @@ class SqliteCache:
         self.path = Path(path) if path is not None else default_cache_path()
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+
+    def check(self) -> None:
+        """Refuse a cache file that is damaged or not a response cache (reads only).
+
+        Raises:
+            StoreError: one line saying what is wrong; remove the file or run without cache.
+        """
+        if self.path.exists():
+            try:
+                check_database(self.path, "responses", "rapport's response cache")
+            except StoreError as exc:
+                raise StoreError(f"response cache: {exc} (remove it, or use --no-cache)") from exc
 
     @property
     def _conn(self) -> sqlite3.Connection:

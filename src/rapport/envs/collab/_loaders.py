@@ -75,7 +75,7 @@ def _load_file(path: Path) -> list[Problem]:
         rows = reader(path)
     except ProblemSourceError:
         raise
-    except (OSError, ValueError, csv.Error, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, csv.Error, UnicodeDecodeError, RecursionError) as exc:
         raise ProblemSourceError(f"{path}: cannot read ({type(exc).__name__}: {exc})") from exc
     problems = []
     for i, row in enumerate(rows):

@@ -1,0 +1,426 @@
+"""The bad-input promise, case by case: one line naming the problem, exit 2, nothing
+created or changed (not the run dir, not its store, not the shared cache).
+
+Each case is a command line (``{tmp}``: a scratch dir; ``{run}``: a finished run dir in it)
+and, where it needs one, a setup that writes the bad file first. The scratch dir and the
+private RAPPORT_HOME are fingerprinted before and after: every byte must be as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from rapport.cli import main
+
+pytestmark = pytest.mark.usefixtures("registered")
+
+RUN = [
+    "run",
+    "scripted",
+    "--users",
+    "1",
+    "--sessions",
+    "2",
+    "--max-turns",
+    "1",
+    "--model",
+    "all=fake/aware",
+    "--no-progress",
+    "--run-dir",
+]
+NEW = [*RUN, "{tmp}/new"]
+"""A run into a dir that does not exist yet."""
+BARE = ["run", "scripted", "--model", "all=fake/aware", "--no-progress"]
+"""A run whose counts and run dir come from the YAML file."""
+AGAIN = [*RUN, "{run}"]
+"""The finished run's own command (a resume)."""
+
+
+def _write(name: str, content: str | bytes) -> Callable[[Path], None]:
+    def setup(tmp: Path) -> None:
+        path = tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+    return setup
+
+
+def _replace_store(kind: str) -> Callable[[Path], None]:
+    def setup(tmp: Path) -> None:
+        db = tmp / "run" / "run.sqlite"
+        for extra in ("run.sqlite-wal", "run.sqlite-shm"):
+            (tmp / "run" / extra).unlink(missing_ok=True)
+        if kind == "corrupt":
+            db.write_bytes(b"SQLite format 3\x00" + os.urandom(3000))
+        elif kind == "truncated":
+            data = db.read_bytes()
+            db.write_bytes(data[: len(data) // 3])
+        elif kind == "garbage":
+            db.write_bytes(b"this is not a database\n" * 50)
+        elif kind == "empty":
+            db.write_bytes(b"")
+        elif kind == "directory":
+            db.unlink()
+            db.mkdir()
+        elif kind == "foreign":
+            db.unlink()
+            conn = sqlite3.connect(db)
+            conn.execute("CREATE TABLE notes (text TEXT)")
+            conn.commit()
+            conn.close()
+
+    return setup
+
+
+def _copy_store(tmp: Path) -> None:
+    shutil.copy(tmp / "run" / "run.sqlite", tmp / "other.sqlite")
+
+
+def _home_cache(content: bytes) -> Callable[[Path], None]:
+    def setup(tmp: Path) -> None:
+        home = Path(os.environ["RAPPORT_HOME"])
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "cache.sqlite").write_bytes(content)
+
+    return setup
+
+
+def _deep(depth: int) -> str:
+    return '{"a":' * depth + "1" + "}" * depth
+
+
+def _yaml(text: str) -> Callable[[Path], None]:
+    return _write("c.yaml", text)
+
+
+COLLAB = ["run", "collab", "--model", "all=scripted/echo", "--run-dir", "{tmp}/new"]
+CFG = "--config", "{tmp}/c.yaml", "--run-dir", "{tmp}/new"
+
+# (id, argv, setup, a word the one line must contain)
+Case = tuple[str, list[str], Callable[[Path], None] | None, str]
+CASES: list[Case] = [
+    # --- what failed before (the issue's 25 and their neighbours) ---
+    ("yaml-options-int", [*BARE, *CFG], _yaml("options: 3\n"), "options"),
+    ("yaml-options-str", [*BARE, *CFG], _yaml("options: abc\n"), "options"),
+    ("yaml-options-list", [*BARE, *CFG], _yaml("options: [1, 2]\n"), "options"),
+    ("yaml-int-key", [*BARE, *CFG], _yaml("1: 2\n"), "key"),
+    ("yaml-int-option-key", [*BARE, *CFG], _yaml("options: {1: 2}\n"), "key"),
+    ("yaml-memory-options-int-key", [*BARE, *CFG], _yaml("memory_options: {1: {}}\n"), "memory"),
+    ("yaml-memory-options-not-map", [*BARE, *CFG], _yaml("memory_options: 3\n"), "memory_options"),
+    ("yaml-binary", [*BARE, *CFG], _write("c.yaml", b"\xff\xfe\x00\x81binary"), "c.yaml"),
+    ("yaml-deep", [*BARE, *CFG], _yaml("a: " + "[" * 5000 + "]" * 5000 + "\n"), "c.yaml"),
+    ("yaml-users-float-huge", [*BARE, *CFG], _yaml("users: 1.0e20\n"), "users"),
+    ("yaml-models-not-map", [*BARE, *CFG], _yaml("models: 3\n"), "models"),
+    ("yaml-models-int-role", [*BARE, *CFG], _yaml("models: {1: fake/aware}\n"), "models"),
+    (
+        "deep-dataset",
+        [*COLLAB, "--problems", "{tmp}/deep.jsonl"],
+        _write("deep.jsonl", _deep(5000) + "\n"),
+        "deep.jsonl",
+    ),
+    ("run-dir-is-file", [*RUN, "{tmp}/afile"], _write("afile", "x"), "afile"),
+    ("run-dir-under-file", [*RUN, "{tmp}/afile/run"], _write("afile", "x"), "afile"),
+    ("run-dir-unwritable", [*RUN, "/proc/rapport-run"], None, "/proc"),
+    ("store-corrupt", AGAIN, _replace_store("corrupt"), "run.sqlite"),
+    ("store-truncated", AGAIN, _replace_store("truncated"), "run.sqlite"),
+    ("store-garbage", AGAIN, _replace_store("garbage"), "run.sqlite"),
+    ("store-directory", AGAIN, _replace_store("directory"), "run.sqlite"),
+    ("store-foreign", AGAIN, _replace_store("foreign"), "run.sqlite"),
+    ("report-store-corrupt", ["report", "{run}"], _replace_store("corrupt"), "run.sqlite"),
+    ("report-store-truncated", ["report", "{run}"], _replace_store("truncated"), "run.sqlite"),
+    ("report-store-directory", ["report", "{run}"], _replace_store("directory"), "run.sqlite"),
+    ("report-store-foreign", ["report", "{run}"], _replace_store("foreign"), "run.sqlite"),
+    ("report-store-empty", ["report", "{run}"], _replace_store("empty"), "run.sqlite"),
+    ("cache-corrupt", NEW, _home_cache(b"SQLite format 3\x00" + b"\x07" * 4000), "cache"),
+    ("cache-garbage", NEW, _home_cache(b"not sqlite at all\n" * 100), "cache"),
+    ("users-1e20", [*NEW, "--users", "100000000000000000000"], None, "users"),
+    ("sessions-1e12", [*NEW, "--sessions", "1000000000000"], None, "sessions"),
+    ("max-turns-1e12", [*NEW, "--max-turns", "1000000000000"], None, "max_turns"),
+    ("concurrency-huge", [*NEW, "--concurrency", "1000000000"], None, "concurrency"),
+    ("seed-huge", [*NEW, "--seed", "1" + "0" * 40], None, "seed"),
+    ("memory-comma", [*NEW, "--memory", ","], None, "memory"),
+    ("memory-empty", [*NEW, "--memory", ""], None, "memory"),
+    ("unknown-role", [*NEW, "--model", "agnet=fake/aware"], None, "agnet"),
+    ("unknown-role-yaml", [*BARE, *CFG], _yaml("models: {agnet: fake/aware}\n"), "agnet"),
+    (
+        "unknown-memory-options",
+        [*BARE, *CFG],
+        _yaml("memory: [none]\nmemory_options: {reflektion: {k: 1}}\n"),
+        "reflektion",
+    ),
+    (
+        "library-out-under-file",
+        ["library", "export", "{run}", "--out", "{tmp}/afile/x.md"],
+        _write("afile", "x"),
+        "afile",
+    ),
+    (
+        "library-out-store",
+        ["library", "export", "{run}", "--out", "{run}/run.sqlite"],
+        None,
+        "run.sqlite",
+    ),
+    ("library-out-dir", ["library", "export", "{run}", "--out", "{tmp}"], None, "directory"),
+    (
+        "report-html-under-file",
+        ["report", "{run}", "--html", "{tmp}/afile/r.html"],
+        _write("afile", "x"),
+        "afile",
+    ),
+    (
+        "report-html-missing-dir",
+        ["report", "{run}", "--html", "/proc/no/such/r.html"],
+        None,
+        "no/such",
+    ),
+    ("report-html-store", ["report", "{run}", "--html", "{run}/run.sqlite"], None, "run.sqlite"),
+    ("report-html-wal", ["report", "{run}", "--html", "{run}/run.sqlite-wal"], None, "run.sqlite"),
+    (
+        "report-html-other-store",
+        ["report", "{run}", "--html", "{tmp}/other.sqlite"],
+        _copy_store,
+        "store",
+    ),
+    (
+        "export-out-store",
+        ["export", "{run}", "--sessions", "jsonl", "--out", "{run}/run.sqlite"],
+        None,
+        "run.sqlite",
+    ),
+    (
+        "export-out-under-file",
+        ["export", "{run}", "--sessions", "jsonl", "--out", "{tmp}/afile/s.jsonl"],
+        _write("afile", "x"),
+        "afile",
+    ),
+    ("max-failures-bad", [*NEW, "--max-failures", "lots"], None, "max-failures"),
+    # --- what held before ---
+    ("unknown-benchmark", ["run", "nosuch", "--run-dir", "{tmp}/new"], None, "nosuch"),
+    ("unknown-memory", [*NEW, "--memory", "nope"], None, "nope"),
+    ("unknown-memory-in-list", [*NEW, "--memory", "none,nope"], None, "nope"),
+    ("duplicate-memory", [*NEW, "--memory", "none,none"], None, "duplicate"),
+    ("unknown-provider", [*NEW, "--model", "all=bogus/x"], None, "bogus"),
+    ("missing-gguf", [*NEW, "--model", "all=llamacpp/{tmp}/missing.gguf"], None, "missing.gguf"),
+    (
+        "corrupt-gguf",
+        [*NEW, "--model", "all=llamacpp/{tmp}/b.gguf"],
+        _write("b.gguf", b"not a gguf"),
+        "gguf",
+    ),
+    ("unknown-scripted", [*NEW, "--model", "all=scripted/nope"], None, "scripted/nope"),
+    ("unknown-fake", [*NEW, "--model", "all=fake/nope"], None, "nope"),
+    ("model-no-spec", [*NEW, "--model", "agent="], None, "ROLE=SPEC"),
+    ("model-no-role", [*NEW, "--model", "=fake/aware"], None, "ROLE=SPEC"),
+    ("users-negative", [*NEW, "--users", "-2"], None, "users"),
+    ("users-zero", [*NEW, "--users", "0"], None, "users"),
+    ("users-word", [*NEW, "--users", "many"], None, "whole number"),
+    ("users-float", [*NEW, "--users", "1.5"], None, "whole number"),
+    ("users-sci", [*NEW, "--users", "1e20"], None, "whole number"),
+    ("sessions-zero", [*NEW, "--sessions", "0"], None, "sessions"),
+    ("sessions-word", [*NEW, "--sessions", "x"], None, "whole number"),
+    ("sessions-sci", [*NEW, "--sessions", "1e12"], None, "whole number"),
+    ("max-turns-zero", [*NEW, "--max-turns", "0"], None, "max_turns"),
+    ("max-turns-word", [*NEW, "--max-turns", "ten"], None, "whole number"),
+    ("max-turns-sci", [*NEW, "--max-turns", "1e12"], None, "whole number"),
+    ("concurrency-zero", [*NEW, "--concurrency", "0"], None, "concurrency"),
+    ("seed-word", [*NEW, "--seed", "abc"], None, "whole number"),
+    ("unknown-option", [*NEW, "--delay", "soon"], None, "delay"),
+    ("unknown-option-2", [*NEW, "--colour", "blue"], None, "colour"),
+    ("stray-argument", [*NEW, "stray"], None, "stray"),
+    ("config-absent", [*NEW, "--config", "{tmp}/absent.yaml"], None, "absent.yaml"),
+    ("config-bad-yaml", [*BARE, *CFG], _yaml("users: [1,\n  sessions: }\n"), "bad YAML"),
+    ("config-list", [*BARE, *CFG], _yaml("- a\n- b\n"), "mapping"),
+    ("config-scalar", [*BARE, *CFG], _yaml("42\n"), "mapping"),
+    ("config-is-dir", [*NEW, "--config", "{tmp}"], None, "config"),
+    ("yaml-users-word", [*BARE, *CFG], _yaml("users: many\n"), "users"),
+    ("yaml-users-negative", [*BARE, *CFG], _yaml("users: -1\n"), "users"),
+    ("yaml-unknown-memory", [*BARE, *CFG], _yaml("memory: [nope]\n"), "nope"),
+    ("yaml-unknown-option", [*BARE, *CFG], _yaml("colour: blue\n"), "colour"),
+    ("yaml-memory-not-list", [*BARE, *CFG], _yaml("memory: {a: 1}\n"), "memory"),
+    ("yaml-run-dir-list", [*BARE, "--config", "{tmp}/c.yaml"], _yaml("run_dir: [a]\n"), "run_dir"),
+    ("changed-config", [*AGAIN, "--seed", "3"], None, "seed"),
+    ("changed-memory", [*AGAIN, "--memory", "notes"], None, "memory"),
+    (
+        "collab-absent-dataset",
+        [
+            "run",
+            "collab",
+            "--problems",
+            "{tmp}/absent.jsonl",
+            "--model",
+            "all=scripted/echo",
+            "--run-dir",
+            "{tmp}/new",
+        ],
+        None,
+        "absent.jsonl",
+    ),
+    (
+        "collab-bad-option",
+        [
+            "run",
+            "collab",
+            "--problems",
+            "nonsense-pool",
+            "--model",
+            "all=scripted/echo",
+            "--run-dir",
+            "{tmp}/new",
+        ],
+        None,
+        "nonsense",
+    ),
+    (
+        "gym-unknown-env",
+        ["run", "gym", "--env", "nosuch", "--model", "all=scripted/echo", "--run-dir", "{tmp}/new"],
+        None,
+        "nosuch",
+    ),
+    (
+        "gym-bad-horizon",
+        ["run", "gym", "--horizon", "0", "--model", "all=scripted/echo", "--run-dir", "{tmp}/new"],
+        None,
+        "horizon",
+    ),
+    (
+        "prefix-bad-setting",
+        [
+            "run",
+            "prefix",
+            "--settings",
+            "nosuch",
+            "--model",
+            "all=scripted/echo",
+            "--run-dir",
+            "{tmp}/new",
+        ],
+        None,
+        "nosuch",
+    ),
+    (
+        "mpt-bad-option",
+        ["run", "mpt", "--nonsense", "1", "--model", "all=scripted/echo", "--run-dir", "{tmp}/new"],
+        None,
+        "nonsense",
+    ),
+    (
+        "prime-on-collab",
+        [
+            "run",
+            "collab",
+            "--memory",
+            "prime",
+            "--model",
+            "all=scripted/echo",
+            "--run-dir",
+            "{tmp}/new",
+        ],
+        None,
+        "prime",
+    ),
+    ("report-missing-dir", ["report", "{tmp}/nowhere"], None, "nowhere"),
+    ("report-no-store", ["report", "{tmp}"], None, "run.sqlite"),
+    ("report-html-is-dir", ["report", "{run}", "--html", "{tmp}"], None, "directory"),
+    ("library-no-run", ["library", "show", "{tmp}/nowhere"], None, "nowhere"),
+    ("library-no-library", ["library", "show", "{run}"], None, "library"),
+    ("export-no-run", ["export", "{tmp}/nowhere", "--sessions", "jsonl"], None, "nowhere"),
+    (
+        "export-out-dir",
+        ["export", "{run}", "--sessions", "jsonl", "--out", "{tmp}"],
+        None,
+        "directory",
+    ),
+    (
+        "export-out-missing-dir",
+        ["export", "{run}", "--sessions", "jsonl", "--out", "{tmp}/no/s.jsonl"],
+        None,
+        "no",
+    ),
+    ("view-no-run", ["view", "{tmp}/nowhere"], None, "nowhere"),
+    ("train-data-no-run", ["train", "data", "{tmp}/nowhere", "--out", "{tmp}/td"], None, "nowhere"),
+    ("unknown-command", ["fly"], None, "fly"),
+    ("report-bad-format", ["report", "{run}", "--format", "yaml"], None, "format"),
+    ("run-no-benchmark", ["run"], None, "benchmark"),
+    ("models-bad-action", ["models", "destroy"], None, "destroy"),
+    ("export-bad-format", ["export", "{run}", "--sessions", "xml"], None, "xml"),
+]
+
+
+def _fingerprint(*roots: Path) -> dict[str, str]:
+    """Every path under the roots with its kind and content hash."""
+    seen: dict[str, str] = {}
+    for root in roots:
+        if not root.exists():
+            continue
+        for path in sorted(root.rglob("*")):
+            if path.is_dir():
+                seen[str(path)] = "dir"
+            elif path.name.endswith("-shm") or (
+                path.name.endswith("-wal") and not path.stat().st_size
+            ):
+                continue  # SQLite's shared-memory index and an empty log hold no data
+            elif path.is_file():
+                seen[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return seen
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One finished scripted run, copied into each case's scratch dir."""
+    from runner_fakes import _targets
+
+    base = tmp_path_factory.mktemp("template") / "run"
+    with pytest.MonkeyPatch.context() as patch:
+        for registry, name, entry in _targets():
+            patch.setitem(registry, name, entry)
+        patch.setenv("RAPPORT_HOME", str(base.parent / "home"))
+        assert main([*RUN, str(base)]) == 0
+    (base / "report.html").unlink(missing_ok=True)
+    yield base
+
+
+@pytest.mark.parametrize(
+    ("argv", "setup", "needle"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_bad_input_is_one_line_exit_2_and_changes_nothing(
+    tmp_path: Path,
+    finished_run: Path,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    setup: Callable[[Path], None] | None,
+    needle: str,
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    run = scratch / "run"
+    shutil.copytree(finished_run, run)
+    if setup is not None:
+        setup(scratch)
+    home = Path(os.environ["RAPPORT_HOME"])
+    before = _fingerprint(scratch, home)
+    capsys.readouterr()
+    try:
+        code = main([a.format(tmp=scratch, run=run) for a in argv])
+    except SystemExit as exc:  # argparse
+        code = exc.code if isinstance(exc.code, int) else 2
+    out = capsys.readouterr()
+    lines = out.err.strip().splitlines()
+    assert code == 2, out.err
+    assert len(lines) == 1 and lines[0].startswith("rapport: "), out.err
+    assert needle.lower() in lines[0].lower(), lines[0]
+    assert "Traceback" not in out.out + out.err
+    assert _fingerprint(scratch, home) == before
+
+
+def test_the_table_holds_the_reported_cases() -> None:
+    assert len(CASES) >= 79
