@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import resource
+import sys
 import time
 from typing import Any
 
@@ -141,6 +142,7 @@ async def main() -> None:
     parser.add_argument("--model", default="llamacpp/qwen2.5-coder-1.5b")
     parser.add_argument("--batched", default="1,2,4,8", help="K values; empty skips")
     parser.add_argument("--gen-tokens", type=int, default=64)
+    parser.add_argument("--skip-turn2", action="store_true", help="skip the prefix-reuse rows")
     args = parser.parse_args()
     ks = [int(k) for k in args.batched.split(",") if k]
     api = create_api(args.model, n_ctx=2048, parallel=max(ks, default=1))
@@ -149,18 +151,29 @@ async def main() -> None:
     load_s = time.perf_counter() - started
     result: dict[str, Any] = {"model": args.model, "load_s": round(load_s, 2)}
     result.update(measure_throughput(engine))
-    without = measure_turn2(engine, reuse=False)
-    with_reuse = measure_turn2(engine, reuse=True)
-    result["turn2_without_reuse_s"] = without["turn2_s"]
-    result["turn2_with_reuse_s"] = with_reuse["turn2_s"]
-    result["turn2_prompt_tokens"] = with_reuse["turn2_prompt_tokens"]
-    result["turn2_same_text"] = without["text"] == with_reuse["text"]
-    result["saved_states"] = with_reuse["saved_states"]
-    result["saved_states_mb"] = with_reuse["saved_mb"]
+    _progress(result)
+    if not args.skip_turn2:
+        without = measure_turn2(engine, reuse=False)
+        with_reuse = measure_turn2(engine, reuse=True)
+        result["turn2_without_reuse_s"] = without["turn2_s"]
+        result["turn2_with_reuse_s"] = with_reuse["turn2_s"]
+        result["turn2_prompt_tokens"] = with_reuse["turn2_prompt_tokens"]
+        result["turn2_same_text"] = without["text"] == with_reuse["text"]
+        result["saved_states"] = with_reuse["saved_states"]
+        result["saved_states_mb"] = with_reuse["saved_mb"]
+        _progress(result)
     result["max_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     alone = measure_alone(engine, max(ks, default=0), args.gen_tokens)
-    result["batched"] = [measure_batched(engine, k, args.gen_tokens, alone) for k in ks]
+    result["batched"] = []
+    for k in ks:
+        result["batched"].append(measure_batched(engine, k, args.gen_tokens, alone))
+        _progress(result["batched"][-1])
     print(json.dumps(result, indent=2))
+
+
+def _progress(part: dict[str, Any]) -> None:
+    """Each part as it is measured, on stderr (a run cut short still shows what it got)."""
+    print(json.dumps(part), file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
