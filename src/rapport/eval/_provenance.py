@@ -125,6 +125,8 @@ def describe_spec(role: str, spec: str) -> ModelInfo:
     goes to ``OPENAI_BASE_URL`` (or OpenAI's) unless configured otherwise."""
     provider, _, rest = spec.partition("/")
     info = ModelInfo(role=role, spec=spec, provider=provider)
+    if provider == "llamacpp":
+        rest = rest.partition("?")[0]  # options such as ?n_ctx=16384
     if provider == "llamacpp" and rest in EMBEDDED_MODELS:
         embedded = EMBEDDED_MODELS[rest]
         info.path, info.sha256 = str(embedded.path), embedded.sha256

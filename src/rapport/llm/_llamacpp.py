@@ -384,6 +384,17 @@ def load_engine(
         return engine
 
 
+def _spec_options(query: str) -> dict[str, int]:
+    """``n_ctx=16384&n_threads=2`` -> options (whole numbers only)."""
+    options: dict[str, int] = {}
+    for pair in filter(None, query.split("&")):
+        key, _, value = pair.partition("=")
+        if not value.strip().isdigit():
+            raise ModelError(f"llamacpp option '{pair}' must be NAME=WHOLE_NUMBER")
+        options[key.strip()] = int(value)
+    return options
+
+
 class LlamaCppAPI:
     """A GGUF model through llama-cpp-python, in this process.
 
@@ -425,11 +436,14 @@ class LlamaCppAPI:
         """``llamacpp/qwen2.5-coder-1.5b`` (embedded, joined on first use), ``llamacpp/PATH.gguf``.
 
         Options: ``n_ctx`` (8192), ``n_threads`` (`default_threads`), ``prefix_cache_mb``
-        (768), ``parallel`` (1; a run raises it to its concurrency).
+        (768), ``parallel`` (1; a run raises it to its concurrency), as keyword arguments or in
+        the spec: ``llamacpp/qwen2.5-coder-0.5b?n_ctx=16384``.
 
         Raises:
             ModelError: unknown model, weights not installed or damaged, missing file.
         """
+        rest, _, query = rest.partition("?")
+        options = {**_spec_options(query), **options}
         unknown = set(options) - {"n_ctx", "n_threads", "prefix_cache_mb", "parallel"}
         if unknown:
             raise ModelError(f"unknown llamacpp options: {', '.join(sorted(unknown))}")
