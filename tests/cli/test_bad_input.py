@@ -140,7 +140,7 @@ CASES: list[Case] = [
     ("report-store-truncated", ["report", "{run}"], _replace_store("truncated"), "run.sqlite"),
     ("report-store-directory", ["report", "{run}"], _replace_store("directory"), "run.sqlite"),
     ("report-store-foreign", ["report", "{run}"], _replace_store("foreign"), "run.sqlite"),
-    ("report-store-empty", ["report", "{run}"], _replace_store("empty"), "run.sqlite"),
+    ("report-store-empty", ["report", "{run}"], _replace_store("empty"), "no run"),
     ("cache-corrupt", NEW, _home_cache(b"SQLite format 3\x00" + b"\x07" * 4000), "cache"),
     ("cache-garbage", NEW, _home_cache(b"not sqlite at all\n" * 100), "cache"),
     ("users-1e20", [*NEW, "--users", "100000000000000000000"], None, "users"),

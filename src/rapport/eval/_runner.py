@@ -36,6 +36,8 @@ from rapport.memory import MEMORIES, Memory, create_memory
 from rapport.store import (
     RUN_FILE,
     ConfigMismatchError,
+    RunDirBusy,
+    RunDirLock,
     RunStore,
     SqliteCache,
     StoreError,
@@ -154,9 +156,15 @@ class Experiment:
             ExperimentError: the run dir holds a run with a different config.
             ProviderOutage: ``max_failures`` sessions in a row failed on a provider.
         """
+        lock = RunDirLock(self.config.run_dir)
         try:
+            self.config.run_dir.mkdir(parents=True, exist_ok=True)
+            lock.acquire()
             store = RunStore(self.config.run_dir)
+        except RunDirBusy as exc:
+            raise ExperimentError(str(exc)) from exc
         except (OSError, StoreError) as exc:
+            lock.release()
             raise ExperimentError(f"run dir {self.config.run_dir}: {one_line(exc)}") from exc
         try:
             try:
@@ -182,6 +190,7 @@ class Experiment:
                 await self._run_jobs(jobs, plans, store, tally)
         finally:
             store.close()
+            lock.release()
         return RunResult(
             run_dir=self.config.run_dir,
             run_id=header.id,
@@ -506,7 +515,8 @@ def check_run_dir(run_dir: Path) -> None:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ExperimentError(f"run dir {run_dir}: {existing} is not writable")
     store = run_dir / RUN_FILE
-    if store.exists() or store.is_symlink():
+    fresh = store.is_file() and store.stat().st_size == 0  # made by a lock, nothing stored
+    if (store.exists() or store.is_symlink()) and not fresh:
         try:
             check_database(store, "run", "a rapport run store")
         except StoreError as exc:

@@ -17,7 +17,8 @@ from ._model import (
     stable_hash,
 )
 from ._registry import DEFAULT_SPEC, PROVIDERS, create_api, load_entry
-from ._roles import ROLES, ModelRoles
+from ._roles import ROLES, ModelRoles, is_role
+from ._sanitize import redact_secrets
 from ._scripted import ScriptedAPI
 from ._serve import ServedModel, serve_model
 from ._types import (
@@ -61,10 +62,12 @@ __all__ = [
     "create_api",
     "derive_seed",
     "ensure_model",
+    "is_role",
     "load_entry",
     "parse_json_output",
     "participant",
     "record_calls",
+    "redact_secrets",
     "retry_messages",
     "serve_model",
     "stable_hash",

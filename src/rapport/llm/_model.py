@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 from rapport.log import ModelCall, ToolCall
 
 from ._again import retry_messages
-from ._sanitize import MAX_TOOL_CALLS, clean_text, clean_tool_call
+from ._sanitize import MAX_TOOL_CALLS, clean_text, clean_tool_call, redact_secrets
 from ._types import (
     GenerateConfig,
     Message,
@@ -284,6 +284,8 @@ class Model:
         sink = _CALLS.get()
         if sink is None:
             return
+        if error is not None:
+            error = redact_secrets(clean_text(error, 2_000))
         sink.append(
             ModelCall(
                 role=self.role,
