@@ -16,7 +16,14 @@ from ._model import (
     record_calls,
     stable_hash,
 )
-from ._registry import DEFAULT_SPEC, PROVIDERS, create_api, load_entry
+from ._registry import (
+    DEFAULT_SPEC,
+    PROVIDERS,
+    create_api,
+    load_entry,
+    load_plugins,
+    register_provider,
+)
 from ._roles import ROLES, ModelRoles, is_role
 from ._sanitize import redact_secrets
 from ._scripted import ScriptedAPI
@@ -64,10 +71,12 @@ __all__ = [
     "ensure_model",
     "is_role",
     "load_entry",
+    "load_plugins",
     "parse_json_output",
     "participant",
     "record_calls",
     "redact_secrets",
+    "register_provider",
     "retry_messages",
     "serve_model",
     "stable_hash",

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rapport import __version__, rapport_home
-from rapport.llm import Completion
+from rapport.llm import Completion, redact_secrets
 from rapport.log import (
     Condition,
     ExperimentConfig,
@@ -34,7 +34,7 @@ from ._queries import where as _filters
 RUN_FILE = "run.sqlite"
 
 # Fields that may change between invocations on one run dir without changing its results.
-_EXECUTION_FIELDS = frozenset({"concurrency", "run_dir", "cache"})
+_EXECUTION_FIELDS = frozenset({"concurrency", "run_dir", "cache", "model_settings"})
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS run (
@@ -272,7 +272,7 @@ class RunStore(ViewQueries):
                 )
                 conn.execute(
                     "INSERT INTO run (id, benchmark, body) VALUES (?, ?, ?)",
-                    (run.id, run.benchmark, run.model_dump_json()),
+                    (run.id, run.benchmark, redact_secrets(run.model_dump_json())),
                 )
                 return run
         diffs = config_differences(existing.config, config)
@@ -541,6 +541,14 @@ class SqliteCache:
                 "INSERT OR REPLACE INTO responses (key, body) VALUES (?, ?)",
                 (key, completion.model_dump_json()),
             )
+
+    def clear(self) -> int:
+        """Delete every entry; returns how many there were."""
+        with self._lock:
+            n = int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+            self._conn.execute("DELETE FROM responses")
+            self._conn.execute("VACUUM")
+        return n
 
     def __len__(self) -> int:
         with self._lock:
