@@ -204,6 +204,17 @@ CASES: list[Case] = [
         "afile",
     ),
     ("max-failures-bad", [*NEW, "--max-failures", "lots"], None, "max-failures"),
+    ("model-unknown-setting", [*NEW, "--model", "agent=openai/x,colour=blue"], None, "colour"),
+    ("model-bad-timeout", [*NEW, "--model", "agent=openai/x,timeout=-1"], None, "timeout"),
+    ("model-setting-no-value", [*NEW, "--model", "agent=openai/x,timeout"], None, "KEY=VALUE"),
+    (
+        "model-key-var-unset",
+        [*NEW, "--model", "agent=openai/x,api_key_env=NO_SUCH_VAR_21"],
+        None,
+        "NO_SUCH_VAR_21",
+    ),
+    ("cache-clear-corrupt", ["cache", "clear"], _home_cache(b"not sqlite at all\n" * 100), "cache"),
+    ("cache-bad-action", ["cache", "burn"], None, "burn"),
     # --- what held before ---
     ("unknown-benchmark", ["run", "nosuch", "--run-dir", "{tmp}/new"], None, "nosuch"),
     ("unknown-memory", [*NEW, "--memory", "nope"], None, "nope"),
