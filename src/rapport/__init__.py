@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -22,4 +24,32 @@ def models_home() -> Path:
     return Path(os.environ.get("RAPPORT_MODELS") or rapport_home() / "models")
 
 
-__all__ = ["__version__", "models_home", "rapport_home"]
+_LAZY = {
+    "ExperimentConfig": "rapport.eval",
+    "run": "rapport.eval",
+    "run_experiment": "rapport.eval",
+    "register_memory": "rapport.memory",
+    "register_benchmark": "rapport.envs",
+    "register_provider": "rapport.llm",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The public entry points, imported on first use (``rapport.run``,
+    ``rapport.register_memory`` ...), so ``import rapport`` stays light."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'rapport' has no attribute '{name}'")
+
+
+__all__ = [
+    "ExperimentConfig",
+    "__version__",
+    "models_home",
+    "rapport_home",
+    "register_benchmark",
+    "register_memory",
+    "register_provider",
+    "run",
+    "run_experiment",
+]

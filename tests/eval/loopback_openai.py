@@ -80,6 +80,11 @@ class LoopbackServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
+                with owner._lock:
+                    gone = owner.stop_after is not None and owner.answered >= owner.stop_after
+                if gone:  # going down: nothing more is answered, whatever the timing
+                    self.send_error(503, "server going down")
+                    return
                 payload = json.dumps(owner._answer(body)).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")

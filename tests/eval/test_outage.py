@@ -44,7 +44,7 @@ def _sessions(run_dir: Path) -> list[tuple[str, str, int, str, dict[str, float]]
 def test_a_server_stopped_mid_run_and_restarted_ends_like_an_uninterrupted_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = LoopbackServer().start(stop_after=25)
+    server = LoopbackServer().start(stop_after=12)
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
     try:

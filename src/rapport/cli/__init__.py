@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "serve-model": "rapport.cli._serve",
     "library": "rapport.cli._library",
     "train": "rapport.cli._train",
+    "cache": "rapport.cli._cache",
 }
 
 

@@ -155,16 +155,36 @@ def _integer(flag: str, text: str) -> int:
         raise UsageError(f"--{flag.replace('_', '-')} needs a whole number, got '{text}'") from None
 
 
-def parse_models(specs: Sequence[str]) -> dict[str, str]:
-    """``["judge=openai/gpt-4o", "scripted/echo"]`` -> roles (a bare spec sets ``all``)."""
-    models: dict[str, str] = {}
+def parse_models(specs: Sequence[str]) -> dict[str, Any]:
+    """``["judge=openai/gpt-4o", "scripted/echo"]`` -> roles (a bare spec sets ``all``).
+
+    Provider settings follow the spec after commas: ``agent=openai/m,base_url=URL,
+    base_url=URL2,timeout=30`` (a repeated ``base_url`` spreads requests over them); such a
+    role becomes a mapping like YAML's ``{spec: ..., base_url: ...}``.
+    """
+    models: dict[str, Any] = {}
     for item in specs:
-        role, eq, spec = item.partition("=")
+        head, *settings = item.split(",")
+        role, eq, spec = head.partition("=")
         if not eq or "/" in role:
-            role, spec = "all", item
-        if not role or not spec:
+            role, spec = "all", head
+        if not role.strip() or not spec.strip():
             raise UsageError(f"--model needs ROLE=SPEC, got '{item}'")
-        models[role.strip()] = spec.strip()
+        if not settings:
+            models[role.strip()] = spec.strip()
+            continue
+        entry: dict[str, Any] = {"spec": spec.strip()}
+        for setting in settings:
+            key, eq, value = setting.partition("=")
+            if not eq or not key.strip():
+                raise UsageError(f"--model settings are KEY=VALUE after the spec, got '{setting}'")
+            key = key.strip().replace("-", "_")
+            if key == "base_url" and "base_url" in entry:
+                urls = entry["base_url"]
+                entry["base_url"] = [*(urls if isinstance(urls, list) else [urls]), value]
+            else:
+                entry[key] = value.strip()
+        models[role.strip()] = entry
     return models
 
 

@@ -17,6 +17,7 @@ from ._registry import (
     benchmark_class,
     conditions_for,
     create_benchmark,
+    register_benchmark,
 )
 
 __all__ = [
@@ -34,4 +35,5 @@ __all__ = [
     "conditions_for",
     "create_benchmark",
     "default_conditions",
+    "register_benchmark",
 ]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from rapport.llm import load_entry
+from typing import Any
+
+from rapport.llm import load_entry, load_plugins
 from rapport.log import Condition, ExperimentConfig
 
 from ._protocol import Benchmark
 
-BENCHMARKS: dict[str, str] = {
+BENCHMARKS: dict[str, Any] = {
     "collab": "rapport.envs.collab:CollabBenchmark",
     "collab-ablation": "rapport.envs.collab:CollabAblationBenchmark",
     "mpt": "rapport.envs.mpt:MPTBenchmark",
@@ -30,11 +32,18 @@ def benchmark_class(name: str) -> type[Benchmark]:
         ImportError: its module cannot be imported.
     """
     if name not in BENCHMARKS:
+        load_plugins("rapport.benchmarks", BENCHMARKS)
+    if name not in BENCHMARKS and ":" not in name:
         raise UnknownBenchmarkError(f"unknown benchmark '{name}' (known: {', '.join(BENCHMARKS)})")
-    cls = load_entry(BENCHMARKS[name])
+    cls = load_entry(BENCHMARKS.get(name, name))
     if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
         raise UnknownBenchmarkError(f"'{BENCHMARKS[name]}' is not a Benchmark subclass")
     return cls
+
+
+def register_benchmark(name: str, benchmark: Any) -> None:
+    """Register a benchmark under ``name``: a `Benchmark` subclass or its ``module:Class``."""
+    BENCHMARKS[name] = benchmark
 
 
 def create_benchmark(config: ExperimentConfig) -> Benchmark:

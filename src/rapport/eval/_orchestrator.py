@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from rapport.agents import Agent
 from rapport.envs import AgentRequest, Episode, SessionFailure, SessionLog
-from rapport.llm import ModelError, ModelOutput
+from rapport.llm import ModelError, ModelOutput, redact_secrets
 from rapport.log import (
     ContextEvent,
     ErrorEvent,
@@ -48,7 +48,7 @@ def one_line(exc: BaseException | str) -> str:
             text = " ".join(str(exc).split()) or type(exc).__name__
         except Exception:  # a __str__ that fails (deep recursion, a broken exception)
             text = type(exc).__name__
-    return text[:400].encode("utf-8", "replace").decode("utf-8")
+    return redact_secrets(text[:400].encode("utf-8", "replace").decode("utf-8"))
 
 
 async def guarded(where: str, step: Awaitable[T]) -> T:
@@ -76,7 +76,7 @@ def record_failure(record: SessionRecord, failure: SessionFailure) -> None:
         ErrorEvent(
             turn=len(record.turns),
             where=failure.where,
-            message=str(failure),
+            message=one_line(failure),
             error_type=failure.error_type,
         )
     )

@@ -12,6 +12,7 @@ import asyncio
 import concurrent.futures
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,10 +33,12 @@ from rapport.log import (
     UserRef,
     UserSpec,
 )
-from rapport.memory import MEMORIES, Memory, create_memory
+from rapport.memory import MEMORIES, Memory, create_memory, is_memory
 from rapport.store import (
     RUN_FILE,
     ConfigMismatchError,
+    RunDirBusy,
+    RunDirLock,
     RunStore,
     SqliteCache,
     StoreError,
@@ -49,6 +52,10 @@ from ._provenance import describe_invocation
 
 class ExperimentError(ValueError):
     """The experiment cannot start (bad name, option, model or data); nothing was written."""
+
+
+AgentFactory = Callable[[ModelRoles], Agent]
+"""Builds the agent under test from the run's model roles."""
 
 
 class ProviderOutage(RuntimeError):
@@ -116,7 +123,9 @@ class Experiment:
         memories: dict[str, Memory],
         users: list[UserSpec],
         sessions: dict[str, list[SessionSpec]],
+        agent_factory: AgentFactory | None = None,
     ) -> None:
+        self.agent_factory = agent_factory
         self.config = config
         self.benchmark = benchmark
         self.conditions = conditions
@@ -154,9 +163,15 @@ class Experiment:
             ExperimentError: the run dir holds a run with a different config.
             ProviderOutage: ``max_failures`` sessions in a row failed on a provider.
         """
+        lock = RunDirLock(self.config.run_dir)
         try:
+            self.config.run_dir.mkdir(parents=True, exist_ok=True)
+            lock.acquire()
             store = RunStore(self.config.run_dir)
+        except RunDirBusy as exc:
+            raise ExperimentError(str(exc)) from exc
         except (OSError, StoreError) as exc:
+            lock.release()
             raise ExperimentError(f"run dir {self.config.run_dir}: {one_line(exc)}") from exc
         try:
             try:
@@ -182,6 +197,7 @@ class Experiment:
                 await self._run_jobs(jobs, plans, store, tally)
         finally:
             store.close()
+            lock.release()
         return RunResult(
             run_dir=self.config.run_dir,
             run_id=header.id,
@@ -255,6 +271,7 @@ class Experiment:
                 condition=job.condition,
                 ref=ref,
                 memory_version=version,
+                agent=self.agent_factory(self.models) if self.agent_factory else None,
             )
         except Exception as exc:
             # play_session records every failure; this is the net under it.
@@ -293,6 +310,7 @@ async def play_session(
     condition: Condition | None = None,
     ref: UserRef | None = None,
     memory_version: int = 0,
+    agent: Agent | None = None,
 ) -> SessionRecord:
     """Play, score and (when ``spec.learn``) learn from one session, as a run does.
 
@@ -308,6 +326,7 @@ async def play_session(
         condition: the condition (default: one named after the memory).
         ref: who memory is about (default: the user with the benchmark's truth).
         memory_version: the memory version the session starts from (for the record).
+        agent: the agent under test (default: `Agent` on the ``agent`` role).
     """
     condition = condition or Condition(name=memory.name, memory=memory.name)
     ref = ref or user.ref(truth=benchmark.truth(user, condition))
@@ -320,7 +339,7 @@ async def play_session(
         memory_version=memory_version,
     )
     with record_calls() as calls:
-        await _play(benchmark, spec, user, models, memory, condition, ref, record)
+        await _play(benchmark, spec, user, models, memory, condition, ref, record, agent)
         if spec.learn and record.status == "ok":
             try:
                 await guarded("memory.learn", memory.learn(ref, record))
@@ -340,13 +359,15 @@ async def _play(
     condition: Condition,
     ref: UserRef,
     record: SessionRecord,
+    agent: Agent | None = None,
 ) -> None:
     try:
         episode = benchmark.episode(spec, user, models, condition)
     except Exception as exc:
         record_failure(record, _failure("benchmark", exc))
         return
-    await Orchestrator(Agent(models.get("agent")), memory, ref).play(episode, record)
+    agent = agent if agent is not None else Agent(models.get("agent"))
+    await Orchestrator(agent, memory, ref).play(episode, record)
     record.memory_health = memory.health(ref)
     try:
         record.scores = dict(benchmark.score(record))
@@ -437,19 +458,28 @@ def _failure(where: str, exc: Exception) -> SessionFailure:
     return SessionFailure(where, one_line(exc), error_type=type(exc).__name__)
 
 
-def prepare_experiment(config: ExperimentConfig, *, models: ModelRoles | None = None) -> Experiment:
+def prepare_experiment(
+    config: ExperimentConfig,
+    *,
+    models: ModelRoles | None = None,
+    agent_factory: AgentFactory | None = None,
+) -> Experiment:
     """Build and check everything a run needs; writes nothing.
 
     Args:
         config: the experiment.
         models: model roles to use instead of those the config names (tests, notebooks).
+        agent_factory: builds the agent under test from the run's model roles (once per
+            session; default: `Agent` on the ``agent`` role). It must answer like `Agent`.
 
     Raises:
         ExperimentError: unknown benchmark or memory, bad options, a model that cannot be
             built, or benchmark data that cannot be read.
     """
     try:
-        return _prepare(config, models)
+        experiment = _prepare(config, models)
+        experiment.agent_factory = agent_factory
+        return experiment
     except ExperimentError:
         raise
     except (ValueError, ModelError, ImportError, OSError, RecursionError, LookupError) as exc:
@@ -464,7 +494,7 @@ def _prepare(config: ExperimentConfig, models: ModelRoles | None) -> Experiment:
     if len(set(names)) != len(names):
         raise ExperimentError(f"duplicate condition names: {', '.join(names)}")
     for condition in conditions:
-        if condition.memory not in MEMORIES:
+        if not is_memory(condition.memory):
             # Checked before the models are built: building one may load weights.
             raise ExperimentError(
                 f"unknown memory '{condition.memory}' (known: {', '.join(sorted(MEMORIES))})"
@@ -479,7 +509,9 @@ def _prepare(config: ExperimentConfig, models: ModelRoles | None) -> Experiment:
         cache = SqliteCache() if config.cache else None
         if cache is not None:
             cache.check()
-        models = ModelRoles(config.models, seed=config.seed, cache=cache)
+        models = ModelRoles(
+            config.models, seed=config.seed, cache=cache, settings=config.model_settings
+        )
     models.validate()
     memories = {c.name: _memory(c, models, config) for c in conditions}
     for memory in memories.values():
@@ -506,7 +538,8 @@ def check_run_dir(run_dir: Path) -> None:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise ExperimentError(f"run dir {run_dir}: {existing} is not writable")
     store = run_dir / RUN_FILE
-    if store.exists() or store.is_symlink():
+    fresh = store.is_file() and store.stat().st_size == 0  # made by a lock, nothing stored
+    if (store.exists() or store.is_symlink()) and not fresh:
         try:
             check_database(store, "run", "a rapport run store")
         except StoreError as exc:
@@ -543,10 +576,11 @@ async def run_experiment(
     progress: bool = True,
     retry_errors: bool = True,
     max_failures: int = MAX_CONSECUTIVE_FAILURES,
+    agent_factory: AgentFactory | None = None,
 ) -> RunResult:
     """Run (or resume) an experiment; see `prepare_experiment` for what is checked first
     and `Experiment.run` for ``retry_errors`` and ``max_failures``."""
-    experiment = prepare_experiment(config, models=models)
+    experiment = prepare_experiment(config, models=models, agent_factory=agent_factory)
     return await experiment.run(
         progress=progress, retry_errors=retry_errors, max_failures=max_failures
     )
@@ -559,6 +593,7 @@ def run(
     progress: bool = True,
     retry_errors: bool = True,
     max_failures: int = MAX_CONSECUTIVE_FAILURES,
+    agent_factory: AgentFactory | None = None,
 ) -> RunResult:
     """Synchronous `run_experiment` for scripts and notebooks.
 
@@ -571,6 +606,7 @@ def run(
         progress=progress,
         retry_errors=retry_errors,
         max_failures=max_failures,
+        agent_factory=agent_factory,
     )
     try:
         asyncio.get_running_loop()

@@ -16,8 +16,16 @@ from ._model import (
     record_calls,
     stable_hash,
 )
-from ._registry import DEFAULT_SPEC, PROVIDERS, create_api, load_entry
-from ._roles import ROLES, ModelRoles
+from ._registry import (
+    DEFAULT_SPEC,
+    PROVIDERS,
+    create_api,
+    load_entry,
+    load_plugins,
+    register_provider,
+)
+from ._roles import ROLES, ModelRoles, is_role
+from ._sanitize import redact_secrets
 from ._scripted import ScriptedAPI
 from ._serve import ServedModel, serve_model
 from ._types import (
@@ -61,10 +69,14 @@ __all__ = [
     "create_api",
     "derive_seed",
     "ensure_model",
+    "is_role",
     "load_entry",
+    "load_plugins",
     "parse_json_output",
     "participant",
     "record_calls",
+    "redact_secrets",
+    "register_provider",
     "retry_messages",
     "serve_model",
     "stable_hash",

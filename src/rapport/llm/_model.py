@@ -9,6 +9,7 @@ import hashlib
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, ValidationError
@@ -16,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 from rapport.log import ModelCall, ToolCall
 
 from ._again import retry_messages
-from ._sanitize import MAX_TOOL_CALLS, clean_text, clean_tool_call
+from ._sanitize import MAX_TOOL_CALLS, clean_text, clean_tool_call, redact_secrets
 from ._types import (
     GenerateConfig,
     Message,
@@ -175,6 +176,7 @@ class Model:
         self.role = role
         self.cache = cache
         self.run_seed = run_seed
+        self._identity: str | None = None
 
     @property
     def name(self) -> str:
@@ -248,8 +250,19 @@ class Model:
         failure.role = self.role
         raise failure
 
+    @property
+    def cache_identity(self) -> str:
+        """What besides the name tells this provider's answers apart: its endpoint and its
+        weights' fingerprint (path, size, modification time), so a retrained checkpoint at
+        the same path, or another server under the same model name, misses old entries."""
+        if self._identity is None:
+            self._identity = cache_identity(self.api)
+        return self._identity
+
     async def _complete(self, request: Request) -> tuple[Completion, bool]:
-        key = stable_hash(self.api.name, request.model_dump_json())
+        identity = self.cache_identity
+        parts = (self.api.name, identity) if identity else (self.api.name,)
+        key = stable_hash(*parts, request.model_dump_json())
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -284,6 +297,8 @@ class Model:
         sink = _CALLS.get()
         if sink is None:
             return
+        if error is not None:
+            error = redact_secrets(clean_text(error, 2_000))
         sink.append(
             ModelCall(
                 role=self.role,
@@ -296,6 +311,19 @@ class Model:
                 original_chars=cut,
             )
         )
+
+
+def cache_identity(api: Any) -> str:
+    """A provider's endpoint and weights fingerprint ("" for providers with neither)."""
+    parts: list[str] = []
+    base_url = getattr(api, "base_url", None)
+    if isinstance(base_url, str) and base_url:
+        parts.append(redact_secrets(base_url))
+    path = getattr(api, "path", None)
+    if isinstance(path, str | Path) and Path(path).exists():
+        stat = Path(path).stat()
+        parts.append(f"{Path(path).resolve()}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "|".join(parts)
 
 
 def _short_error(exc: Exception) -> str:

@@ -15,6 +15,7 @@ from ._chat import chat_messages, parse_arguments, tool_call_id, tools_payload
 from ._http import HTTPStatusError, JSONClient
 from ._llamacpp import spell_out_patterns
 from ._model import Completion, Request
+from ._sanitize import redact_secrets
 from ._types import ModelError, ToolCall, Usage
 
 log = logging.getLogger(__name__)
@@ -108,8 +109,8 @@ class OpenAIAPI:
 
     @property
     def base_url(self) -> str:
-        """The endpoint requests go to."""
-        return str(self._client.base_url)
+        """The endpoint requests go to, without any credentials it carries."""
+        return redact_secrets(str(self._client.base_url))
 
     async def complete(self, request: Request) -> Completion:
         """Send one chat completion request.
@@ -188,7 +189,7 @@ def _describe(exc: Exception) -> str:
     status = getattr(exc, "status_code", None)
     message = getattr(exc, "message", None) or str(exc)
     head = type(exc).__name__ + (f" {status}" if status else "")
-    return f"{head}: {message}"[:500]
+    return redact_secrets(f"{head}: {message}")[:500]
 
 
 def _completion(response: Any, name: str) -> Completion:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
+from typing import Any
+
+from rapport.log import RoleModel
 
 from ._model import Model, ModelAPI, ResponseCache
 from ._registry import DEFAULT_SPEC, create_api
+from ._spread import SpreadAPI
 from ._types import ModelError
 
 ROLES = ("agent", "user", "judge", "memory")
@@ -14,6 +20,22 @@ ROLES = ("agent", "user", "judge", "memory")
 def is_role(name: str) -> bool:
     """Whether a name is a model role: one of `ROLES` or ``judge2``, ``judge3`` ..."""
     return name in ROLES or (name.startswith("judge") and name[5:].isdigit())
+
+
+def provider_options(setting: RoleModel) -> dict[str, Any]:
+    """A role's settings as provider options (the key read from its variable).
+
+    Raises:
+        ModelError: the key variable is not set.
+    """
+    options = setting.options()
+    variable = options.pop("api_key_env", None)
+    if variable is not None:
+        key = os.environ.get(variable)
+        if not key:
+            raise ModelError(f"the API key variable {variable} is not set")
+        options["api_key"] = key
+    return options
 
 
 class ModelRoles:
@@ -31,8 +53,10 @@ class ModelRoles:
         *,
         seed: int = 0,
         cache: ResponseCache | None = None,
+        settings: Mapping[str, RoleModel] | None = None,
     ) -> None:
         specs = dict(specs or {})
+        self.settings = dict(settings or {})
         self.default: str | ModelAPI = specs.pop("all", DEFAULT_SPEC)
         self.specs = specs
         self.seed = seed
@@ -61,14 +85,25 @@ class ModelRoles:
         """The model for a role (built on first use)."""
         if role not in self._models:
             value = self.specs.get(role, self.default)
-            api = value if not isinstance(value, str) else self._api(value)
+            setting = self.settings.get(role, self.settings.get("all"))
+            api = value if not isinstance(value, str) else self._api(value, setting)
             self._models[role] = Model(api, role=role, cache=self.cache, run_seed=self.seed)
         return self._models[role]
 
-    def _api(self, spec: str) -> ModelAPI:
-        if spec not in self._apis:
-            self._apis[spec] = create_api(spec)
-        return self._apis[spec]
+    def _api(self, spec: str, setting: RoleModel | None = None) -> ModelAPI:
+        options = provider_options(setting) if setting is not None else {}
+        key = spec + (json.dumps(options, sort_keys=True, default=str) if options else "")
+        if key not in self._apis:
+            urls = options.pop("base_url", None)
+            if isinstance(urls, list) and len(urls) > 1:
+                self._apis[key] = SpreadAPI([create_api(spec, base_url=u, **options) for u in urls])
+            else:
+                if isinstance(urls, list):
+                    urls = urls[0] if urls else None
+                if urls is not None:
+                    options["base_url"] = urls
+                self._apis[key] = create_api(spec, **options)
+        return self._apis[key]
 
     def set_concurrency(self, concurrency: int) -> None:
         """Tell providers that batch calls (the embedded engine) how many run at once."""
@@ -85,10 +120,12 @@ class ModelRoles:
         Raises:
             ModelError: an unknown role or a provider that cannot be built.
         """
-        for role in self.specs:
-            if not is_role(role):
+        for role in {*self.specs, *self.settings}:
+            if role != "all" and not is_role(role):
                 raise ModelError(
                     f"unknown model role '{role}' (known: all, {', '.join(ROLES)}, judge2, ...)"
                 )
-        for role in sorted({*self.specs, "agent"}):
+        # Every role a component may ask for, so missing weights or a bad spec of a role
+        # left to the default fail here, before anything is written.
+        for role in sorted({*self.specs, *ROLES} - {"all"}):
             self.get(role)

@@ -11,6 +11,7 @@ kept on the completion), and tool arguments are cut to `MAX_ARG_DEPTH` levels an
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rapport.log import ToolCall
@@ -94,3 +95,24 @@ def clean_tool_call(call: ToolCall) -> ToolCall:
             "arguments": arguments if isinstance(arguments, dict) else {},
         }
     )
+
+
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'\"]+@")
+_SECRET_PARAMS = re.compile(
+    r"(?P<name>[?&](?:api[_-]?key|key|token|access[_-]?token|password|secret)=)[^&\s'\"]+",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"(?P<name>Bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with credentials taken out: ``user:password@`` in URLs, key/token query
+    parameters and bearer tokens become ``***``. Applied to everything a run writes that a
+    provider or an error may have put a URL in."""
+    if "@" in text:
+        text = _URL_CREDENTIALS.sub(r"\g<scheme>***@", text)
+    if "=" in text:
+        text = _SECRET_PARAMS.sub(r"\g<name>***", text)
+    if "Bearer" in text:
+        text = _BEARER.sub(r"\g<name>***", text)
+    return text

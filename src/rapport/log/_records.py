@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ._calls import ModelCall, ToolCall
 from ._events import Event
@@ -120,6 +120,27 @@ MAX_TURNS = 1_000
 MAX_CONCURRENCY = 1_024
 
 
+class RoleModel(BaseModel):
+    """A role's provider settings (YAML ``models: {agent: {spec: ..., base_url: ...}}``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str
+    base_url: str | list[str] | None = None
+    """An OpenAI-compatible endpoint, or several (requests go to the least busy)."""
+    api_key_env: str | None = None
+    """The environment variable holding the key (never the key itself)."""
+    timeout: float | None = Field(default=None, gt=0, le=86_400)
+    max_retries: int | None = Field(default=None, ge=0, le=20)
+    schema_mode: Literal["json_schema", "json_object"] | None = None
+    n_ctx: int | None = Field(default=None, ge=256, le=1_048_576)
+    n_threads: int | None = Field(default=None, ge=1, le=1_024)
+
+    def options(self) -> dict[str, Any]:
+        """The provider options that are set (``spec`` aside)."""
+        return self.model_dump(exclude={"spec"}, exclude_none=True)
+
+
 class ExperimentConfig(BaseModel):
     """One experiment: flags and YAML map onto this; flags override the file."""
 
@@ -137,13 +158,31 @@ class ExperimentConfig(BaseModel):
     concurrency: int = Field(default=1, ge=1, le=MAX_CONCURRENCY)
     """Users run in parallel."""
     models: dict[str, str] = Field(default_factory=dict)
-    """Role -> model spec (``all`` sets the default)."""
+    """Role -> model spec (``all`` sets the default). A role given as a mapping
+    (``{spec: ..., base_url: ...}``) has its spec here and its settings in `model_settings`."""
+    model_settings: dict[str, RoleModel] = Field(default_factory=dict)
+    """Role -> provider settings (base URLs, key variable, timeout, retries, ``n_ctx`` ...)."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Benchmark-specific options (``problems``, ``env``, ``condition`` ...), validated by it."""
     memory_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Per memory method keyword options."""
     cache: bool = True
     """Use the response cache (re-running a finished run then makes no model calls)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_role_settings(cls, data: Any) -> Any:
+        """``models: {agent: {spec: S, ...}}`` -> ``models: {agent: S}`` + ``model_settings``."""
+        if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+            return data
+        models, settings = {}, dict(data.get("model_settings") or {})
+        for role, value in data["models"].items():
+            if isinstance(value, dict):
+                settings[role] = value
+                models[role] = value.get("spec")
+            else:
+                models[role] = value
+        return {**data, "models": models, "model_settings": settings}
 
 
 class Run(BaseModel):

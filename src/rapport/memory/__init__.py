@@ -14,7 +14,7 @@ from ._reflection import (
     reflection_schema,
     render_reflection,
 )
-from ._registry import MEMORIES, UnknownMemoryError, create_memory
+from ._registry import MEMORIES, UnknownMemoryError, create_memory, is_memory, register_memory
 
 __all__ = [
     "MEMORIES",
@@ -34,11 +34,13 @@ __all__ = [
     "format_call",
     "format_transcript",
     "get_embedder",
+    "is_memory",
     "minilm_path",
     "parse_reflection",
     "reflection_error",
     "reflection_messages",
     "reflection_schema",
+    "register_memory",
     "render_reflection",
     "render_session",
     "render_sessions",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rapport.llm import ModelRoles, load_entry
+from rapport.llm import ModelRoles, load_entry, load_plugins
 
 from ._protocol import Memory
 
-MEMORIES: dict[str, str] = {
+MEMORIES: dict[str, Any] = {
     "none": "rapport.memory._basic:NoMemory",
     "oracle": "rapport.memory._basic:OracleMemory",
     "reflection": "rapport.memory._reflection:ReflectionMemory",
@@ -34,7 +34,25 @@ def create_memory(name: str, models: ModelRoles, **options: Any) -> Memory:
     Raises:
         UnknownMemoryError: the name is not registered.
     """
-    if name not in MEMORIES:
+    if not is_memory(name):
         raise UnknownMemoryError(f"unknown memory '{name}' (known: {', '.join(sorted(MEMORIES))})")
-    memory: Memory = load_entry(MEMORIES[name])(models, **options)
+    try:
+        cls = load_entry(MEMORIES.get(name, name))
+    except ImportError as exc:
+        raise UnknownMemoryError(f"memory '{name}' cannot be loaded: {exc}") from exc
+    memory: Memory = cls(models, **options)
     return memory
+
+
+def is_memory(name: str) -> bool:
+    """Whether a name is a memory: registered, from an installed plug-in (entry point group
+    ``rapport.memories``), or a ``package.module:Class`` path."""
+    if name not in MEMORIES:
+        load_plugins("rapport.memories", MEMORIES)
+    return name in MEMORIES or ":" in name
+
+
+def register_memory(name: str, memory: Any) -> None:
+    """Register a memory method under ``name``: a class taking ``(models, **options)``
+    (e.g. a `BaseMemory` subclass), or its ``module:Class``."""
+    MEMORIES[name] = memory

@@ -18,6 +18,7 @@ from rapport.eval import (
     pick_baseline,
     session_deltas,
 )
+from rapport.llm import redact_secrets
 from rapport.log import Run, SessionRecord, Table
 from rapport.store import RunStore
 
@@ -113,7 +114,7 @@ def _errors(records: Sequence[SessionRecord]) -> list[ErrorEntry]:
             user_id=r.user_id,
             session=r.index,
             where=e.where,
-            message=e.message,
+            message=redact_secrets(e.message),
         )
         for r in records
         for e in r.events_of("error")

@@ -8,6 +8,7 @@ not at all, whatever kills the process.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import uuid
@@ -16,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from rapport import __version__, rapport_home
-from rapport.llm import Completion
+from rapport.llm import Completion, redact_secrets
 from rapport.log import (
     Condition,
     ExperimentConfig,
@@ -33,7 +34,7 @@ from ._queries import where as _filters
 RUN_FILE = "run.sqlite"
 
 # Fields that may change between invocations on one run dir without changing its results.
-_EXECUTION_FIELDS = frozenset({"concurrency", "run_dir", "cache"})
+_EXECUTION_FIELDS = frozenset({"concurrency", "run_dir", "cache", "model_settings"})
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS run (
@@ -106,6 +107,10 @@ def is_sqlite_file(path: Path) -> bool:
             return handle.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:
         return False
+
+
+def _empty_file(path: Path) -> bool:
+    return path.is_file() and path.stat().st_size == 0
 
 
 def check_database(path: Path, table: str, what: str) -> None:
@@ -206,7 +211,7 @@ class RunStore(ViewQueries):
         self.readonly = readonly
         if (readonly or not create) and not self.path.exists():
             raise FileNotFoundError(f"no run found in {self.run_dir} (missing {RUN_FILE})")
-        if self.path.exists():
+        if self.path.exists() and not (create and _empty_file(self.path)):
             check_database(self.path, "run", "a rapport run store")
         self._lock = threading.Lock()
         if readonly:
@@ -254,28 +259,29 @@ class RunStore(ViewQueries):
             ConfigMismatchError: the stored run has a different config (execution-only
                 fields such as ``concurrency`` may differ).
         """
-        existing = self.run_or_none()
-        if existing is not None:
-            diffs = config_differences(existing.config, config)
-            if diffs:
-                raise ConfigMismatchError(
-                    f"{self.run_dir} holds a run with a different config ({'; '.join(diffs)}); "
-                    "use another --run-dir or the same settings"
-                )
-            return existing
-        run = Run(
-            id=uuid.uuid4().hex[:12],
-            benchmark=config.benchmark,
-            config=config,
-            conditions=list(conditions),
-            rapport_version=__version__,
-        )
+        # Read and insert in one write transaction: two processes never both insert.
         with self._transaction() as conn:
-            conn.execute(
-                "INSERT INTO run (id, benchmark, body) VALUES (?, ?, ?)",
-                (run.id, run.benchmark, run.model_dump_json()),
+            existing = self.run_or_none()
+            if existing is None:
+                run = Run(
+                    id=uuid.uuid4().hex[:12],
+                    benchmark=config.benchmark,
+                    config=config,
+                    conditions=list(conditions),
+                    rapport_version=__version__,
+                )
+                conn.execute(
+                    "INSERT INTO run (id, benchmark, body) VALUES (?, ?, ?)",
+                    (run.id, run.benchmark, redact_secrets(run.model_dump_json())),
+                )
+                return run
+        diffs = config_differences(existing.config, config)
+        if diffs:
+            raise ConfigMismatchError(
+                f"{self.run_dir} holds a run with a different config ({'; '.join(diffs)}); "
+                "use another --run-dir or the same settings"
             )
-        return run
+        return existing
 
     def run_or_none(self) -> Run | None:
         """The run header, or None before `create_or_open`."""
@@ -436,6 +442,49 @@ class RunStore(ViewQueries):
         return usage_rows(rows)
 
 
+class RunDirBusy(StoreError):
+    """Another process is running this run dir."""
+
+
+class RunDirLock:
+    """An exclusive lock on a run dir, held by the process running it.
+
+    It is a ``flock`` on the run's ``run.sqlite`` (created empty if missing: SQLite reads an
+    empty file as an empty database). SQLite's own locks are ``fcntl`` locks, which do not
+    interact with it. The operating system drops it when the process ends, however it ends
+    (``kill -9`` included), so a stale lock never blocks a resume, and no lock file is left.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = Path(run_dir) / RUN_FILE
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock (the run dir must exist).
+
+        Raises:
+            RunDirBusy: another process holds it.
+        """
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise RunDirBusy(
+                f"run dir {self.path.parent} is in use by another rapport process; "
+                "wait for it or use another --run-dir"
+            ) from None
+        self._fd = fd
+
+    def release(self) -> None:
+        """Drop the lock."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 def default_cache_path() -> Path:
     """Where the shared response cache lives: ``rapport_home()/cache.sqlite``."""
     return rapport_home() / "cache.sqlite"
@@ -492,6 +541,14 @@ class SqliteCache:
                 "INSERT OR REPLACE INTO responses (key, body) VALUES (?, ?)",
                 (key, completion.model_dump_json()),
             )
+
+    def clear(self) -> int:
+        """Delete every entry; returns how many there were."""
+        with self._lock:
+            n = int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+            self._conn.execute("DELETE FROM responses")
+            self._conn.execute("VACUUM")
+        return n
 
     def __len__(self) -> int:
         with self._lock:

@@ -1,0 +1,38 @@
+"""Several endpoints serving one model: each request goes to the least busy one."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ._model import Completion, ModelAPI, Request
+
+
+class SpreadAPI:
+    """Spreads requests over providers that serve the same model (one per serving node):
+    each request goes to the one with the fewest requests outstanding (ties: the first).
+
+    Args:
+        apis: the providers, one per endpoint; they must serve the same model.
+    """
+
+    def __init__(self, apis: Sequence[ModelAPI]) -> None:
+        if not apis:
+            raise ValueError("SpreadAPI needs at least one provider")
+        self.apis = list(apis)
+        self.name = self.apis[0].name
+        self.outstanding = [0] * len(self.apis)
+        self.sent = [0] * len(self.apis)
+
+    @property
+    def base_url(self) -> str:
+        """The endpoints, comma separated (credentials taken out by each provider)."""
+        return ",".join(str(getattr(api, "base_url", "")) for api in self.apis)
+
+    async def complete(self, request: Request) -> Completion:
+        i = min(range(len(self.apis)), key=lambda k: self.outstanding[k])
+        self.outstanding[i] += 1
+        self.sent[i] += 1
+        try:
+            return await self.apis[i].complete(request)
+        finally:
+            self.outstanding[i] -= 1
