@@ -39,6 +39,7 @@ class ModelRoles:
         self.cache = cache
         self._apis: dict[str, ModelAPI] = {}
         self._models: dict[str, Model] = {}
+        self._concurrency = 1
 
     def spec(self, role: str) -> str:
         """The spec string a role resolves to."""
@@ -62,6 +63,8 @@ class ModelRoles:
         if role not in self._models:
             value = self.specs.get(role, self.default)
             api = value if not isinstance(value, str) else self._api(value)
+            if self._concurrency > 1:
+                _tell_concurrency(api, self._concurrency)
             self._models[role] = Model(api, role=role, cache=self.cache, run_seed=self.seed)
         return self._models[role]
 
@@ -71,12 +74,11 @@ class ModelRoles:
         return self._apis[spec]
 
     def set_concurrency(self, concurrency: int) -> None:
-        """Tell providers that batch calls (the embedded engine) how many run at once."""
-        apis = [*self._apis.values(), *(m.api for m in self._models.values())]
-        for api in apis:
-            hook = getattr(api, "set_concurrency", None)
-            if callable(hook):
-                hook(concurrency)
+        """Tell providers that batch calls (the embedded engine) how many run at once,
+        now and as roles are built later."""
+        self._concurrency = concurrency
+        for api in [*self._apis.values(), *(m.api for m in self._models.values())]:
+            _tell_concurrency(api, concurrency)
 
     def validate(self) -> None:
         """Check role names and build every configured provider now, so a bad spec or a
@@ -92,3 +94,9 @@ class ModelRoles:
                 )
         for role in sorted({*self.specs, "agent"}):
             self.get(role)
+
+
+def _tell_concurrency(api: ModelAPI, concurrency: int) -> None:
+    hook = getattr(api, "set_concurrency", None)
+    if callable(hook):
+        hook(concurrency)
