@@ -28,6 +28,10 @@ from ._weights import resolve_gguf
 
 log = logging.getLogger(__name__)
 
+MAX_PARALLEL = 16
+"""The most sequences a run's concurrency opens (KV memory grows with each; on a CPU the
+aggregate speed stops growing well before this)."""
+
 INSTALL_HINT = "pip install 'rapport[llamacpp]'  (llama-cpp-python, compiled by pip)"
 
 # Loads run here, one at a time, off the event loop; decoding runs on each engine's thread.
@@ -428,8 +432,9 @@ class LlamaCppAPI:
         self.parallel = parallel
 
     def set_concurrency(self, concurrency: int) -> None:
-        """Decode up to `concurrency` calls together (a run's ``--concurrency``)."""
-        self.parallel = max(self.parallel, concurrency)
+        """Decode up to `concurrency` calls together (a run's ``--concurrency``), at most
+        `MAX_PARALLEL` (each sequence holds ``n_ctx`` tokens of KV cache; more calls wait)."""
+        self.parallel = max(self.parallel, min(concurrency, MAX_PARALLEL))
 
     @classmethod
     def from_spec(cls, rest: str, **options: Any) -> LlamaCppAPI:

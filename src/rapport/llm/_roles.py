@@ -63,6 +63,7 @@ class ModelRoles:
         self.cache = cache
         self._apis: dict[str, ModelAPI] = {}
         self._models: dict[str, Model] = {}
+        self._concurrency = 1
 
     def spec(self, role: str) -> str:
         """The spec string a role resolves to."""
@@ -87,6 +88,8 @@ class ModelRoles:
             value = self.specs.get(role, self.default)
             setting = self.settings.get(role, self.settings.get("all"))
             api = value if not isinstance(value, str) else self._api(value, setting)
+            if self._concurrency > 1:
+                _tell_concurrency(api, self._concurrency)
             self._models[role] = Model(api, role=role, cache=self.cache, run_seed=self.seed)
         return self._models[role]
 
@@ -106,12 +109,11 @@ class ModelRoles:
         return self._apis[key]
 
     def set_concurrency(self, concurrency: int) -> None:
-        """Tell providers that batch calls (the embedded engine) how many run at once."""
-        apis = [*self._apis.values(), *(m.api for m in self._models.values())]
-        for api in apis:
-            hook = getattr(api, "set_concurrency", None)
-            if callable(hook):
-                hook(concurrency)
+        """Tell providers that batch calls (the embedded engine) how many run at once,
+        now and as roles are built later."""
+        self._concurrency = concurrency
+        for api in [*self._apis.values(), *(m.api for m in self._models.values())]:
+            _tell_concurrency(api, concurrency)
 
     def validate(self) -> None:
         """Check role names and build every configured provider now, so a bad spec or a
@@ -129,3 +131,9 @@ class ModelRoles:
         # left to the default fail here, before anything is written.
         for role in sorted({*self.specs, *ROLES} - {"all"}):
             self.get(role)
+
+
+def _tell_concurrency(api: ModelAPI, concurrency: int) -> None:
+    hook = getattr(api, "set_concurrency", None)
+    if callable(hook):
+        hook(concurrency)
