@@ -1,4 +1,9 @@
-"""Preference taxonomies (package data) and deterministic checkers for the checkable ones."""
+"""Preference taxonomies (package data) of every benchmark.
+
+MultiSessionCollab's taxonomy and the deterministic checkers of its checkable preferences are
+exported here; PrefIx's settings and interaction tools are in `rapport.prefs.prefix`, MPT's
+latent preference groups in `rapport.prefs.mpt`.
+"""
 
 from ._cases import CaseResult, CheckerAgreement, CheckerCase, checker_agreement, checker_cases
 from ._checkers import CHECKERS, Checker, check_preference, gives_answer, is_clarifying_question

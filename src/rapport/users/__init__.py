@@ -1,4 +1,10 @@
-"""Simulated users: personas, MultiSessionCollab user profiles and the user simulator."""
+"""Simulated users of every benchmark.
+
+MultiSessionCollab's users are exported here: personas, user profiles (ours and MSC's), the
+LLM user simulator and the rule user. PrefIx's simulated user is `rapport.users.prefix`. MPT
+has no simulator (its sessions are dialogues generated or read from the release); the gyms'
+users are each gym's own environment logic.
+"""
 
 from ._msc_profiles import MSC_PHRASES, load_msc_profiles, msc_preference_id
 from ._personas import (

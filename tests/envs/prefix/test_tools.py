@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rapport.envs.prefix import interaction_tools
-from rapport.envs.prefix._settings import get_tool
+from rapport.prefs.prefix import get_tool
 
 FUNCTIONS = {"mkdir", "mv", "ls"}
 

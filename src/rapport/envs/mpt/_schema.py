@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from rapport.prefs.mpt import latent_groups
+
 ArgKind = Literal["categorical", "numeric", "date", "time", "text"]
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIME = re.compile(r"^\d{1,2}:\d{2}$")
@@ -102,8 +104,7 @@ def load_data() -> dict[str, Any]:
     """The packaged domain and preference data."""
     root = resources.files("rapport.envs.mpt") / "data"
     domains = yaml.safe_load((root / "domains.yaml").read_text(encoding="utf-8"))
-    prefs = yaml.safe_load((root / "preferences.yaml").read_text(encoding="utf-8"))
-    return {"domains": domains["domains"], "groups": prefs["groups"]}
+    return {"domains": domains["domains"], "groups": latent_groups()}
 
 
 @lru_cache(maxsize=64)

@@ -1,6 +1,15 @@
 """PrefIx: interaction preferences as explicit tool calls on BFCL multi-turn tasks, with task
 accuracy, preference alignment and a multi-judge UX score with its reliability."""
 
+from rapport.prefs.prefix import (
+    InteractionTool,
+    Setting,
+    all_settings,
+    get_setting,
+    interaction_tools,
+)
+from rapport.users.prefix import END_TOKEN, PreferenceLeak, UserSimulator, leaked_terms
+
 from ._alignment import Alignment, Step, align
 from ._benchmark import PrefixBenchmark
 from ._checker import Accuracy, check_accuracy, replay_reference, replay_turns
@@ -8,8 +17,6 @@ from ._coarsen import Coarsened, coarsen, required_literals
 from ._executor import CallRefused, ExecutionResult, SafeExecutor, parse_call
 from ._failures import FailurePlan, plan_failures
 from ._options import PrefixOptions, combined_users, eligible, ux_dimensions
-from ._settings import InteractionTool, Setting, all_settings, get_setting, interaction_tools
-from ._simulator import END_TOKEN, PreferenceLeak, UserSimulator, leaked_terms
 from ._tasks import BfclTask, load_tasks, system_tools, task_by_id
 
 __all__ = [

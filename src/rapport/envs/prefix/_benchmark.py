@@ -18,6 +18,7 @@ from rapport.log import (
     Table,
     UserSpec,
 )
+from rapport.prefs.prefix import Setting, get_setting
 
 from .._protocol import Benchmark
 from ._failures import FailurePlan, plan_failures
@@ -30,7 +31,6 @@ from ._options import (
 )
 from ._report import report_tables
 from ._session import Plan, PrefixEpisode
-from ._settings import Setting, get_setting
 from ._tasks import BfclTask, Category, load_tasks, task_by_id
 
 _BACKUPS = 2

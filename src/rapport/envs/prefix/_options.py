@@ -11,9 +11,9 @@ import yaml
 from pydantic import BaseModel, Field, field_validator
 
 from rapport.judges import Dimension
+from rapport.prefs.prefix import Setting, all_settings, extra_settings, get_setting
 
 from ._executor import SafeExecutor
-from ._settings import Setting, all_settings, extra_settings, get_setting
 from ._tasks import BfclTask, Category, task_by_id
 
 

@@ -11,9 +11,9 @@ import numpy as np
 
 from rapport.judges import coefficient_of_variation, cronbach_alpha, icc2, judge_means_from_events
 from rapport.log import PrefixOutcome, SessionRecord, Table
+from rapport.prefs.prefix import dimensions
 
 from ._options import ALIGNMENT_DIMENSION, experience_dimensions
-from ._settings import dimensions
 
 Row = list[str | int | float | None]
 

@@ -15,16 +15,7 @@ from dataclasses import dataclass
 from rapport.judges import MultiJudge
 from rapport.llm import Message, ModelOutput, ModelRoles, ToolCall, ToolSpec
 from rapport.log import PrefixOutcome, SessionInfo, Speaker, ToolCallEvent
-
-from .._protocol import AgentRequest, Episode, SessionFailure, SessionLog
-from ._alignment import Step, align
-from ._checker import check_accuracy
-from ._coarsen import coarsen
-from ._executor import SafeExecutor
-from ._failures import FailurePlan
-from ._options import judge_instructions, ux_dimensions
-from ._prompts import agent_instructions
-from ._settings import (
+from rapport.prefs.prefix import (
     InteractionTool,
     Setting,
     control_tool_names,
@@ -34,7 +25,16 @@ from ._settings import (
     interaction_tools,
     split_items,
 )
-from ._simulator import PreferenceLeak, UserSimulator, is_end
+from rapport.users.prefix import PreferenceLeak, UserSimulator, is_end
+
+from .._protocol import AgentRequest, Episode, SessionFailure, SessionLog
+from ._alignment import Step, align
+from ._checker import check_accuracy
+from ._coarsen import coarsen
+from ._executor import SafeExecutor
+from ._failures import FailurePlan
+from ._options import judge_instructions, ux_dimensions
+from ._prompts import agent_instructions
 from ._tasks import BfclTask, system_tools
 from ._transcript import render_for_judge
 

@@ -6,13 +6,12 @@ import functools
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from rapport.llm import ToolSpec
-
-Category = Literal["base", "miss_param", "miss_func", "long_context"]
+from rapport.prefs.prefix import Category
 
 INSTALL_HINT = "PrefIx needs bfcl-eval: pip install --no-deps bfcl-eval==2026.3.23 mpmath"
 

@@ -6,8 +6,7 @@ import json
 from collections.abc import Sequence
 
 from rapport.log import Turn
-
-from ._settings import Setting
+from rapport.prefs.prefix import Setting
 
 _WHEN = {
     "before_call": "before each system call",

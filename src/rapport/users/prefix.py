@@ -1,4 +1,5 @@
-"""The preference-guided user simulator: shows its preference only through its reactions."""
+"""PrefIx's simulated user: holds interaction-preference settings and shows them only through
+its reactions (never by naming them)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,7 @@ from rapport.llm import (
     OutputValidationError,
     ask_again,
 )
-
-from ._settings import Setting
+from rapport.prefs.prefix import Setting
 
 END_TOKEN = "<END>"
 
@@ -55,7 +55,9 @@ class UserSimulator:
 
     def system_prompt(self) -> str:
         """The simulator's instructions, rendered from package data."""
-        template = resources.files(__package__).joinpath("user_prompt.md").read_text("utf-8")
+        template = (
+            resources.files("rapport.users").joinpath("prompts/prefix_user.md").read_text("utf-8")
+        )
         forbidden = ", ".join(f'"{t}"' for s in self.settings for t in s.forbidden_terms)
         return template.format(
             instruction=self.instruction,
