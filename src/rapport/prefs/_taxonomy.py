@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from importlib import resources
 
 import yaml
@@ -83,7 +83,12 @@ class Taxonomy:
         )
 
     def sample_across_categories(
-        self, rng: random.Random, k: int = 3, *, checkable_only: bool = False
+        self,
+        rng: random.Random,
+        k: int = 3,
+        *,
+        checkable_only: bool = False,
+        within: Collection[str] | None = None,
     ) -> list[Preference]:
         """Draw `k` mutually compatible preferences from `k` different categories, as
         MultiSessionCollab's user profiles hold them.
@@ -92,11 +97,16 @@ class Taxonomy:
             rng: the random source (the draw depends only on its state).
             k: how many to draw.
             checkable_only: draw only preferences with a deterministic checker.
+            within: draw only these ids; None: any.
 
         Raises:
             ValueError: no such draw exists.
         """
-        pool = [p for p in self.preferences if p.checker is not None or not checkable_only]
+        pool = [
+            p
+            for p in self.preferences
+            if (p.checker is not None or not checkable_only) and (within is None or p.id in within)
+        ]
         by_category: dict[str, list[Preference]] = {}
         for pref in pool:
             by_category.setdefault(pref.category, []).append(pref)

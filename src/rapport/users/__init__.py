@@ -16,7 +16,7 @@ from ._personas import (
     generate_personas,
     load_personas_jsonl,
 )
-from ._profiles import PREFERENCES_PER_USER, CollabUser, as_collab_user, make_users
+from ._profiles import PREFERENCES_PER_USER, CollabUser, as_collab_user, make_users, truth_text
 from ._rule_user import AnswerExtractor, NotCheckableError, RuleUser, enforcement_lines
 from ._rules import (
     END_TOKEN,
@@ -55,5 +55,6 @@ __all__ = [
     "msc_preference_id",
     "pastes",
     "render_transcript",
+    "truth_text",
     "vague_opening",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Literal
 
 from rapport.log import UserSpec
@@ -36,9 +36,12 @@ class CollabUser(UserSpec):
         The criterion, not the self-description: the description is written to the user
         ("You want ..."), which an agent reading it as its own instructions misapplies.
         """
-        return "\n".join(
-            f"- {p.name}: {' '.join(p.enforcement.split())}" for p in self.preference_objects()
-        )
+        return truth_text(self.preference_objects())
+
+
+def truth_text(preferences: Sequence[Preference]) -> str:
+    """Preferences as the test each reply must pass, one line each (the ``oracle`` text)."""
+    return "\n".join(f"- {p.name}: {' '.join(p.enforcement.split())}" for p in preferences)
 
 
 def make_users(
@@ -48,6 +51,7 @@ def make_users(
     *,
     checkable_only: bool = False,
     split: Literal["eval", "train"] = "eval",
+    within: Collection[str] | None = None,
 ) -> list[CollabUser]:
     """`n` reproducible users: the same seed gives the same profiles, byte for byte.
 
@@ -78,7 +82,7 @@ def make_users(
         rng = random.Random(f"{stream}:{seed}:{i}")
         persona = rng.choice(list(personas)) if personas else generate_persona(rng)
         prefs = taxonomy.sample_across_categories(
-            rng, k=PREFERENCES_PER_USER, checkable_only=checkable_only
+            rng, k=PREFERENCES_PER_USER, checkable_only=checkable_only, within=within
         )
         users.append(
             CollabUser(

@@ -60,6 +60,36 @@ def test_persona_file_option_feeds_the_users(tmp_path: Path) -> None:
     assert {u.persona for u in bench.users(3, seed=0)} == {"A lighthouse keeper."}
 
 
+def test_preference_pool_option_limits_every_users_draw() -> None:
+    pool = "direct,blunt,tldr_end,bullet_points,key_takeaways"
+    bench = create_benchmark(_config(preferences=pool, user="rules"))
+    users = bench.users(12, seed=3)
+    held = {p for u in users for p in u.preferences}
+    assert held <= set(pool.split(","))
+    assert all(len(u.preferences) == 3 for u in users)
+    # The same pool from YAML (a list) gives the same users; no pool gives others.
+    as_list = create_benchmark(_config(preferences=pool.split(","), user="rules"))
+    assert [u.preferences for u in as_list.users(12, seed=3)] == [u.preferences for u in users]
+    unrestricted = create_benchmark(_config(user="rules")).users(12, seed=3)
+    assert {p for u in unrestricted for p in u.preferences} - set(pool.split(","))
+
+
+@pytest.mark.parametrize(
+    ("pool", "message"),
+    [
+        ("direct,telepathy", "unknown preference ids: telepathy"),
+        ("direct,narrative,courteous", "cannot draw 3 compatible preferences"),
+        ("direct,courteous,tldr_end", ""),  # three categories: a valid pool
+    ],
+)
+def test_a_pool_that_cannot_give_three_categories_is_refused(pool: str, message: str) -> None:
+    if not message:
+        assert create_benchmark(_config(preferences=pool)).users(2, seed=0)
+        return
+    with pytest.raises(pydantic.ValidationError, match=message):
+        create_benchmark(_config(preferences=pool))
+
+
 def test_score_reads_the_final_draft_enforcements_and_messages() -> None:
     problem = Problem(id="p", source="t", kind="math", question="2+3?", answer="5")
     bench = CollabBenchmark([problem])

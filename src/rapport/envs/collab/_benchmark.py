@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rapport.llm import GenerateConfig, ModelRoles, stable_hash
 from rapport.log import (
@@ -22,6 +22,7 @@ from rapport.log import (
 )
 from rapport.prefs import load_taxonomy
 from rapport.users import (
+    PREFERENCES_PER_USER,
     CollabUser,
     Persona,
     PersonaFileError,
@@ -63,6 +64,39 @@ class CollabOptions(BaseModel):
     agent_temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     """The agent's sampling temperature (seeded per call, so runs still repeat exactly).
     Greedy decoding makes small agents repeat one reply word for word after an enforcement."""
+    preferences: list[str] | None = None
+    """Draw users' preferences only from these ids (a comma-separated string on the command
+    line); None: the whole taxonomy, as the paper does. The pool must hold three categories
+    with a compatible draw. A deviation from the paper, for models that cannot follow some
+    preferences even when told them (see ``benchmarks/collab_followable.py``)."""
+
+    @field_validator("preferences", mode="before")
+    @classmethod
+    def _split_ids(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _known_pool(self) -> Self:
+        if self.preferences is None:
+            return self
+        if self.profiles is not None:
+            raise ValueError("preferences and profiles cannot be combined: profiles fix them")
+        taxonomy = load_taxonomy("collab")
+        unknown = sorted(set(self.preferences) - {p.id for p in taxonomy.preferences})
+        if unknown:
+            raise ValueError(f"unknown preference ids: {', '.join(unknown)}")
+        try:
+            taxonomy.sample_across_categories(
+                random.Random(0),
+                PREFERENCES_PER_USER,
+                checkable_only=self.user == "rules",
+                within=set(self.preferences),
+            )
+        except ValueError as error:
+            raise ValueError(f"preferences {','.join(self.preferences)}: {error}") from None
+        return self
 
 
 class CollabBenchmark(Benchmark):
@@ -78,6 +112,11 @@ class CollabBenchmark(Benchmark):
         max_turns: the most user-agent turn pairs per session.
         personas: personas to draw users from; None: generated from attribute lists.
         agent_temperature: the agent's sampling temperature.
+        user: who plays the user (see `CollabOptions`).
+        split: which users (see `CollabOptions`).
+        profiles: loaded user profiles; None: users drawn from the taxonomy.
+        enforcement: how the LLM user words enforcements (see `CollabOptions`).
+        preference_pool: draw users' preferences only from these ids; None: from all.
     """
 
     name = "collab"
@@ -96,6 +135,7 @@ class CollabBenchmark(Benchmark):
         split: Literal["eval", "train"] = "eval",
         profiles: list[CollabUser] | None = None,
         enforcement: Literal["model", "natural", "template"] = "model",
+        preference_pool: list[str] | None = None,
     ) -> None:
         self.pool = list(problems)
         self.max_turns = max_turns
@@ -105,6 +145,7 @@ class CollabBenchmark(Benchmark):
         self.split = split
         self.profiles = profiles
         self.enforcement = enforcement
+        self.preference_pool = preference_pool
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> Self:
@@ -141,6 +182,7 @@ class CollabBenchmark(Benchmark):
             split=options.split,
             profiles=profiles,
             enforcement=options.enforcement,
+            preference_pool=options.preferences,
         )
 
     def users(self, n: int, seed: int) -> list[UserSpec]:
@@ -155,6 +197,7 @@ class CollabBenchmark(Benchmark):
                 self.personas,
                 checkable_only=self.user_kind == "rules",
                 split=self.split,
+                within=self.preference_pool,
             )
         )
 
