@@ -213,6 +213,22 @@ CASES: list[Case] = [
         None,
         "NO_SUCH_VAR_21",
     ),
+    (
+        "model-server-unreachable",
+        [*NEW, "--model", "agent=openai/x,base_url=http://127.0.0.1:9/v1"],
+        None,
+        "cannot reach",
+    ),
+    ("model-role-unused", [*NEW, "--model", "judge=fake/aware"], None, "judge"),
+    ("model-role-unused-yaml", [*BARE, *CFG], _yaml("models: {memory: {seed: 1}}\n"), "memory"),
+    ("model-bad-sampling", [*NEW, "--model", "agent=fake/aware,temperature=hot"], None, "temp"),
+    ("model-bad-top-p", [*NEW, "--model", "user=fake/aware,top_p=2"], None, "top_p"),
+    (
+        "model-sampling-changed-on-resume",
+        [*AGAIN, "--model", "user=fake/aware,temperature=0.9"],
+        None,
+        "sampling",
+    ),
     ("cache-clear-corrupt", ["cache", "clear"], _home_cache(b"not sqlite at all\n" * 100), "cache"),
     ("cache-bad-action", ["cache", "burn"], None, "burn"),
     # --- what held before ---

@@ -1,9 +1,11 @@
 """A loopback OpenAI-compatible chat server for outage tests (127.0.0.1 only).
 
 It answers ``POST /v1/chat/completions`` with `runner_fakes.aware_reply` of the messages,
-so a run against it scores exactly like one on the scripted ``fake/aware`` model. With
+so a run against it scores exactly like one on the scripted ``fake/aware`` model, and
+``GET /v1/models`` (the check a run makes before it starts) with its one model. With
 ``stop_after=K`` it stops by itself after answering K requests, as a server that goes
-down mid-run: the port then refuses connections until `start` is called again.
+down mid-run: the port then refuses connections until `start` is called again. With
+``stop_after=0`` it stays up and refuses every completion (HTTP 503).
 """
 
 from __future__ import annotations
@@ -76,6 +78,20 @@ class LoopbackServer:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *_args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                if not self.path.rstrip("/").endswith("/models"):
+                    self.send_error(404, "no such route")
+                    return
+                payload = json.dumps(
+                    {"object": "list", "data": [{"id": "loop", "object": "model"}]}
+                ).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(payload)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))

@@ -59,13 +59,15 @@ def test_redaction_takes_out_passwords_keys_and_tokens() -> None:
 def test_credentials_in_the_base_url_reach_no_file_and_no_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    server = LoopbackServer().start()
-    port = server.port
-    server.stop()  # every call fails: the URL lands in every error message
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://alice:s3cret-pw@127.0.0.1:{port}/v1")
+    # Up for the check before the run, refusing every call: the URL lands in every error.
+    server = LoopbackServer().start(stop_after=0)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://alice:s3cret-pw@127.0.0.1:{server.port}/v1")
     run_dir = tmp_path / "run"
     argv = [*ARGV, "--model", "all=openai/loop", "--run-dir", str(run_dir), "--max-failures", "0"]
-    assert main(argv) == 0
+    try:
+        assert main(argv) == 0
+    finally:
+        server.stop()
     ran = capsys.readouterr()
     assert (
         main(["report", str(run_dir), "--format", "json", "--html", str(run_dir / "r.html")]) == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sqlite3
 
 from rapport.store import SqliteCache
 
@@ -28,16 +29,19 @@ def handle(args: argparse.Namespace) -> int:
     if not cache.path.exists():
         print(f"cache: {cache.path} (none yet: 0 entries)")
         return 0
-    if args.action == "info":
-        size = sum(
-            p.stat().st_size for p in cache.path.parent.glob(cache.path.name + "*") if p.is_file()
-        )
-        print(f"cache: {cache.path}, {len(cache)} entries, {size / 1e6:.1f} MB")
-        return 0
     try:
+        if args.action == "info":
+            entries = len(cache)
+            size = sum(
+                p.stat().st_size
+                for p in cache.path.parent.glob(cache.path.name + "*")
+                if p.is_file()
+            )
+            print(f"cache: {cache.path}, {entries} entries, {size / 1e6:.1f} MB")
+            return 0
         removed = cache.clear()
-    except OSError as exc:
-        raise UsageError(f"cannot clear {cache.path}: {exc}") from exc
+    except (OSError, sqlite3.Error) as exc:
+        raise UsageError(f"cannot {args.action} the cache {cache.path}: {exc}") from exc
     finally:
         cache.close()
     print(f"cache: removed {removed} entries from {cache.path}")

@@ -158,9 +158,10 @@ def _integer(flag: str, text: str) -> int:
 def parse_models(specs: Sequence[str]) -> dict[str, Any]:
     """``["judge=openai/gpt-4o", "scripted/echo"]`` -> roles (a bare spec sets ``all``).
 
-    Provider settings follow the spec after commas: ``agent=openai/m,base_url=URL,
-    base_url=URL2,timeout=30`` (a repeated ``base_url`` spreads requests over them); such a
-    role becomes a mapping like YAML's ``{spec: ..., base_url: ...}``.
+    Provider settings and sampling defaults follow the spec after commas:
+    ``agent=openai/m,base_url=URL,base_url=URL2,timeout=30,temperature=0.7`` (a repeated
+    ``base_url`` spreads requests over them); such a role becomes a mapping like YAML's
+    ``{spec: ..., base_url: ..., temperature: ...}``, which replaces the file's entry for it.
     """
     models: dict[str, Any] = {}
     for item in specs:

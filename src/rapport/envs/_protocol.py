@@ -144,6 +144,9 @@ class Benchmark(ABC):
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
     produces: ClassVar[tuple[type[BaseOutcome], ...]] = ()
     """The outcome types its sessions produce (memories that need one are checked)."""
+    roles: ClassVar[tuple[str, ...] | None] = None
+    """The model roles its episodes ask for besides ``agent`` (``judge`` stands for every
+    judge role). None: not said, so the runner builds every role and accepts any."""
 
     @classmethod
     @abstractmethod

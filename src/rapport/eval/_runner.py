@@ -12,7 +12,7 @@ import asyncio
 import concurrent.futures
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -477,7 +477,7 @@ def prepare_experiment(
             built, or benchmark data that cannot be read.
     """
     try:
-        experiment = _prepare(config, models)
+        experiment = _prepare(config, models, custom_agent=agent_factory is not None)
         experiment.agent_factory = agent_factory
         return experiment
     except ExperimentError:
@@ -486,7 +486,9 @@ def prepare_experiment(
         raise ExperimentError(one_line(exc)) from exc
 
 
-def _prepare(config: ExperimentConfig, models: ModelRoles | None) -> Experiment:
+def _prepare(
+    config: ExperimentConfig, models: ModelRoles | None, *, custom_agent: bool
+) -> Experiment:
     check_run_dir(config.run_dir)
     benchmark = create_benchmark(config)
     conditions = conditions_for(benchmark, config)
@@ -510,12 +512,18 @@ def _prepare(config: ExperimentConfig, models: ModelRoles | None) -> Experiment:
         if cache is not None:
             cache.check()
         models = ModelRoles(
-            config.models, seed=config.seed, cache=cache, settings=config.model_settings
+            config.models,
+            seed=config.seed,
+            cache=cache,
+            settings=config.model_settings,
+            sampling=config.sampling,
         )
-    models.validate()
+    models.check_names()
     memories = {c.name: _memory(c, models, config) for c in conditions}
     for memory in memories.values():
         _check_fit(memory, benchmark)
+    # Only now are models built (weights joined or loaded) and servers asked.
+    models.validate(None if custom_agent else roles_in_use(benchmark, memories.values()))
     users = benchmark.users(config.users, config.seed)
     sessions = {u.id: benchmark.sessions(u, config.sessions, config.seed) for u in users}
     return Experiment(config, benchmark, conditions, models, memories, users, sessions)
@@ -554,6 +562,18 @@ def _memory(condition: Condition, models: ModelRoles, config: ExperimentConfig) 
         raise ExperimentError(
             f"bad options for memory '{condition.memory}': {one_line(exc)}"
         ) from exc
+
+
+def roles_in_use(benchmark: Benchmark, memories: Iterable[Memory]) -> set[str] | None:
+    """The model roles a run's benchmark, memories and default agent ask for; None when one
+    of them does not say (its ``roles``)."""
+    roles = {"agent"}
+    for part in (benchmark, *memories):
+        declared = getattr(part, "roles", None)
+        if declared is None:
+            return None
+        roles.update(declared)
+    return roles
 
 
 def _check_fit(memory: Memory, benchmark: Benchmark) -> None:

@@ -8,7 +8,7 @@ import functools
 import hashlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -162,6 +162,8 @@ class Model:
         role: the role this model plays (``agent``, ``user``, ``judge``, ``memory`` ...).
         cache: where completions are kept; ``None`` disables caching.
         run_seed: the run's seed; sampling seeds derive from it and the request.
+        sampling: the role's sampling defaults (`GenerateConfig` fields: ``temperature``,
+            ``top_p``, ``max_tokens``, ``seed``), used where a call's config does not set them.
     """
 
     def __init__(
@@ -171,11 +173,16 @@ class Model:
         role: str = "agent",
         cache: ResponseCache | None = None,
         run_seed: int = 0,
+        sampling: Mapping[str, Any] | None = None,
     ) -> None:
         self.api = api
         self.role = role
         self.cache = cache
         self.run_seed = run_seed
+        self.sampling = dict(sampling or {})
+        unknown = set(self.sampling) - set(GenerateConfig.model_fields)
+        if unknown:
+            raise ModelError(f"unknown sampling settings: {', '.join(sorted(unknown))}")
         self._identity: str | None = None
 
     @property
@@ -196,7 +203,7 @@ class Model:
             OutputValidationError: the output stayed invalid after `config.max_retries`.
             ModelError: the provider failed.
         """
-        config = config or GenerateConfig()
+        config = with_defaults(config, self.sampling)
         json_schema = json_schema_of(schema) if schema is not None else None
         if config.seed is None:
             key = Request(messages=messages, json_schema=json_schema, tools=tools).model_dump_json()
@@ -313,6 +320,14 @@ class Model:
         )
 
 
+def with_defaults(config: GenerateConfig | None, defaults: Mapping[str, Any]) -> GenerateConfig:
+    """A call's config with the defaults filled in where the caller did not set a field."""
+    if config is None:
+        return GenerateConfig(**defaults)
+    unset = {k: v for k, v in defaults.items() if k not in config.model_fields_set}
+    return config.model_copy(update=unset) if unset else config
+
+
 def cache_identity(api: Any) -> str:
     """A provider's endpoint and weights fingerprint ("" for providers with neither)."""
     parts: list[str] = []
@@ -320,10 +335,23 @@ def cache_identity(api: Any) -> str:
     if isinstance(base_url, str) and base_url:
         parts.append(redact_secrets(base_url))
     path = getattr(api, "path", None)
-    if isinstance(path, str | Path) and Path(path).exists():
-        stat = Path(path).stat()
-        parts.append(f"{Path(path).resolve()}:{stat.st_size}:{stat.st_mtime_ns}")
+    if isinstance(path, str | Path) and Path(path).expanduser().exists():
+        parts.append(weights_fingerprint(Path(path).expanduser()))
     return "|".join(parts)
+
+
+def weights_fingerprint(path: Path) -> str:
+    """A weights file's path, size and modification time; for a checkpoint directory, those
+    of every file in it (``save_pretrained`` rewrites files in place, which leaves the
+    directory's own modification time as it was)."""
+    if not path.is_dir():
+        stat = path.stat()
+        return f"{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    stamps = []
+    for file in sorted(p for p in path.iterdir() if p.is_file()):
+        stat = file.stat()
+        stamps.append(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return f"{path.resolve()}:" + ",".join(stamps)
 
 
 def _short_error(exc: Exception) -> str:

@@ -32,6 +32,9 @@ _OPTIONS = {
 }
 Transport = Literal["sdk", "direct"]
 
+READY_TIMEOUT_S = 5.0
+"""Seconds `OpenAIAPI.check_ready` waits for the server (at most the provider's timeout)."""
+
 
 class OpenAIAPI:
     """A chat model behind an OpenAI-compatible endpoint.
@@ -79,6 +82,8 @@ class OpenAIAPI:
         if chosen not in ("sdk", "direct"):
             raise ModelError(f"transport must be sdk or direct, not {chosen!r}")
         self.transport = cast(Transport, chosen)
+        self.timeout = timeout
+        self._own_http = http_client is None
         self._client = openai.AsyncOpenAI(
             base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unused",
@@ -111,6 +116,33 @@ class OpenAIAPI:
     def base_url(self) -> str:
         """The endpoint requests go to, without any credentials it carries."""
         return redact_secrets(str(self._client.base_url))
+
+    def check_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
+        """Ask the server for its models (``GET /models``): any answer but a refused key
+        means it is there. Skipped when the provider was given its own ``http_client``.
+
+        Raises:
+            ModelError: no answer within `timeout` seconds (or the provider's own timeout,
+                if shorter), or the server refused the key (HTTP 401 or 403).
+        """
+        if not self._own_http:
+            return
+        import httpx
+
+        url = str(self._client.base_url).rstrip("/") + "/models"
+        headers = {"Authorization": f"Bearer {self._client.api_key}"}
+        wait = min(timeout, self.timeout)
+        where = self.base_url.rstrip("/")
+        try:
+            with httpx.Client(timeout=wait) as client:
+                status = client.get(url, headers=headers).status_code
+        except httpx.TimeoutException as exc:
+            raise ModelError(f"cannot reach {where}: no answer in {wait:g} s") from exc
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            reason = redact_secrets(str(exc) or type(exc).__name__)[:300]
+            raise ModelError(f"cannot reach {where}: {reason}") from exc
+        if status in (401, 403):
+            raise ModelError(f"{where} refused the API key (HTTP {status} on GET /models)")
 
     async def complete(self, request: Request) -> Completion:
         """Send one chat completion request.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from rapport.log import RoleModel
+from rapport.log import RoleModel, Sampling, role_sampling
 
 from ._model import Model, ModelAPI, ResponseCache
 from ._registry import DEFAULT_SPEC, create_api
@@ -19,16 +19,36 @@ ROLES = ("agent", "user", "judge", "memory")
 
 def is_role(name: str) -> bool:
     """Whether a name is a model role: one of `ROLES` or ``judge2``, ``judge3`` ..."""
-    return name in ROLES or (name.startswith("judge") and name[5:].isdigit())
+    return name in ROLES or _is_extra_judge(name)
 
 
-def provider_options(setting: RoleModel) -> dict[str, Any]:
-    """A role's settings as provider options (the key read from its variable).
+def _is_extra_judge(name: str) -> bool:
+    return name.startswith("judge") and name[5:].isdigit()
+
+
+def ordered_roles(roles: Iterable[str]) -> list[str]:
+    """Roles in the order of `ROLES`, then ``judge2``, ``judge3`` ..., then any others."""
+
+    def rank(role: str) -> tuple[int, int, str]:
+        if role in ROLES:
+            return (0, ROLES.index(role), "")
+        if _is_extra_judge(role):
+            return (1, int(role[5:]), "")
+        return (2, 0, role)
+
+    return sorted(set(roles), key=rank)
+
+
+def _provider(spec: str) -> str:
+    return spec.partition("/")[0]
+
+
+def _read_key(options: dict[str, Any]) -> dict[str, Any]:
+    """``api_key_env`` replaced by ``api_key``, read from that variable.
 
     Raises:
-        ModelError: the key variable is not set.
+        ModelError: the variable is not set.
     """
-    options = setting.options()
     variable = options.pop("api_key_env", None)
     if variable is not None:
         key = os.environ.get(variable)
@@ -39,12 +59,16 @@ def provider_options(setting: RoleModel) -> dict[str, Any]:
 
 
 class ModelRoles:
-    """Resolves roles to models. Roles with the same spec share one provider instance.
+    """Resolves roles to models. Roles with the same spec and settings share one provider.
 
     Args:
         specs: role -> spec string or a ready `ModelAPI`; key ``all`` sets the default.
         seed: the run seed every model derives sampling seeds from.
         cache: the response cache shared by all roles (``None``: no caching).
+        settings: role -> provider settings; those of ``all`` are the defaults of every role
+            whose spec has the same provider, and a role's own override them one by one.
+        sampling: role -> sampling defaults; those of ``all`` apply to every role, and a
+            role's own override them one by one. A call's own config wins over both.
     """
 
     def __init__(
@@ -54,9 +78,11 @@ class ModelRoles:
         seed: int = 0,
         cache: ResponseCache | None = None,
         settings: Mapping[str, RoleModel] | None = None,
+        sampling: Mapping[str, Sampling] | None = None,
     ) -> None:
         specs = dict(specs or {})
         self.settings = dict(settings or {})
+        self.sampling = dict(sampling or {})
         self.default: str | ModelAPI = specs.pop("all", DEFAULT_SPEC)
         self.specs = specs
         self.seed = seed
@@ -70,31 +96,56 @@ class ModelRoles:
         value = self.specs.get(role, self.default)
         return value if isinstance(value, str) else value.name
 
+    def named(self) -> set[str]:
+        """The roles the configuration names: a spec, settings or sampling defaults of their
+        own (``all`` aside)."""
+        return {*self.specs, *self.settings, *self.sampling} - {"all"}
+
     def has(self, role: str) -> bool:
         """Whether a role was configured explicitly (e.g. ``judge2``)."""
-        return role in self.specs
+        return role in self.named()
 
     def judges(self) -> list[str]:
         """The judge roles: ``judge`` then ``judge2``, ``judge3`` ... as configured."""
-        extra = sorted(
-            (r for r in self.specs if r.startswith("judge") and r[5:].isdigit()),
-            key=lambda r: int(r[5:]),
-        )
-        return ["judge", *extra]
+        return ["judge", *(r for r in ordered_roles(self.named()) if _is_extra_judge(r))]
+
+    def options(self, role: str) -> dict[str, Any]:
+        """A role's provider options: ``all``'s settings where its spec has the same provider,
+        overridden by its own; the key read from its variable.
+
+        Raises:
+            ModelError: the key variable is not set.
+        """
+        merged: dict[str, Any] = {}
+        shared = self.settings.get("all")
+        if shared is not None and _provider(self.spec(role)) == _provider(self.spec("all")):
+            merged.update(shared.options())
+        own = self.settings.get(role)
+        if own is not None:
+            merged.update(own.options())
+        return _read_key(merged)
+
+    def sampling_of(self, role: str) -> dict[str, Any]:
+        """A role's sampling defaults: ``all``'s, overridden by its own."""
+        return role_sampling(self.sampling, role)
 
     def get(self, role: str) -> Model:
         """The model for a role (built on first use)."""
         if role not in self._models:
             value = self.specs.get(role, self.default)
-            setting = self.settings.get(role, self.settings.get("all"))
-            api = value if not isinstance(value, str) else self._api(value, setting)
+            api = value if not isinstance(value, str) else self._api(value, self.options(role))
             if self._concurrency > 1:
                 _tell_concurrency(api, self._concurrency)
-            self._models[role] = Model(api, role=role, cache=self.cache, run_seed=self.seed)
+            self._models[role] = Model(
+                api,
+                role=role,
+                cache=self.cache,
+                run_seed=self.seed,
+                sampling=self.sampling_of(role),
+            )
         return self._models[role]
 
-    def _api(self, spec: str, setting: RoleModel | None = None) -> ModelAPI:
-        options = provider_options(setting) if setting is not None else {}
+    def _api(self, spec: str, options: dict[str, Any]) -> ModelAPI:
         key = spec + (json.dumps(options, sort_keys=True, default=str) if options else "")
         if key not in self._apis:
             urls = options.pop("base_url", None)
@@ -115,22 +166,65 @@ class ModelRoles:
         for api in [*self._apis.values(), *(m.api for m in self._models.values())]:
             _tell_concurrency(api, concurrency)
 
-    def validate(self) -> None:
-        """Check role names and build every configured provider now, so a bad spec or a
-        misspelt role fails before any work.
+    def check_names(self) -> None:
+        """Refuse a role name that is not a role (a misspelt ``agnet``).
 
         Raises:
-            ModelError: an unknown role or a provider that cannot be built.
+            ModelError: the first unknown role.
         """
-        for role in {*self.specs, *self.settings}:
-            if role != "all" and not is_role(role):
+        for role in sorted(self.named()):
+            if not is_role(role):
                 raise ModelError(
                     f"unknown model role '{role}' (known: all, {', '.join(ROLES)}, judge2, ...)"
                 )
-        # Every role a component may ask for, so missing weights or a bad spec of a role
-        # left to the default fail here, before anything is written.
-        for role in sorted({*self.specs, *ROLES} - {"all"}):
-            self.get(role)
+
+    def validate(self, roles: Iterable[str] | None = None) -> None:
+        """Check everything a run will ask of its models before any work: role names, roles
+        set that nothing uses, every model the run uses built (a bad spec or missing weights
+        fail here) and every provider ready (a server that does not answer fails here).
+
+        Args:
+            roles: the roles the run's components ask for (``judge`` stands for every judge
+                role); None: unknown, so every role of `ROLES` and every role named is built.
+
+        Raises:
+            ModelError: one line naming the role and what is wrong.
+        """
+        self.check_names()
+        if roles is None:
+            wanted = {*ROLES, *self.named()}
+        else:
+            used = set(roles)
+            unused = [r for r in ordered_roles(self.named()) if not _covers(used, r)]
+            if unused:
+                raise ModelError(
+                    f"model role '{unused[0]}' is set, but nothing in this run uses it "
+                    f"(it uses: {', '.join(ordered_roles(used))})"
+                )
+            wanted = {*used, *self.named()}
+        checked: set[int] = set()
+        for role in ordered_roles(wanted):
+            try:
+                api = self.get(role).api
+            except ModelError as exc:
+                raise ModelError(f"model role '{role}': {exc}") from exc
+            if id(api) in checked:
+                continue
+            checked.add(id(api))
+            try:
+                _check_ready(api)
+            except ModelError as exc:
+                raise ModelError(f"model role '{role}' ({api.name}): {exc}") from exc
+
+
+def _covers(used: set[str], role: str) -> bool:
+    return role in used or (_is_extra_judge(role) and "judge" in used)
+
+
+def _check_ready(api: ModelAPI) -> None:
+    hook = getattr(api, "check_ready", None)
+    if callable(hook):
+        hook()
 
 
 def _tell_concurrency(api: ModelAPI, concurrency: int) -> None:

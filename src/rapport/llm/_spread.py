@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ._model import Completion, ModelAPI, Request
+from ._types import ModelError
 
 
 class SpreadAPI:
@@ -27,6 +28,26 @@ class SpreadAPI:
     def base_url(self) -> str:
         """The endpoints, comma separated (credentials taken out by each provider)."""
         return ",".join(str(getattr(api, "base_url", "")) for api in self.apis)
+
+    def check_ready(self) -> None:
+        """Check every endpoint (see `OpenAIAPI.check_ready`).
+
+        Raises:
+            ModelError: one line naming each endpoint that is not ready.
+        """
+        failures: list[str] = []
+        for api in self.apis:
+            hook = getattr(api, "check_ready", None)
+            if not callable(hook):
+                continue
+            try:
+                hook()
+            except ModelError as exc:
+                failures.append(str(exc))
+        if failures:
+            raise ModelError(
+                f"{len(failures)} of {len(self.apis)} endpoints not ready: " + "; ".join(failures)
+            )
 
     async def complete(self, request: Request) -> Completion:
         i = min(range(len(self.apis)), key=lambda k: self.outstanding[k])

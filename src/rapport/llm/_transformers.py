@@ -71,6 +71,31 @@ class TransformersAPI:
             raise ModelError(f"unknown transformers options: {', '.join(sorted(unknown))}")
         return cls(rest, name=f"transformers/{rest}", **options)
 
+    def check_ready(self) -> None:
+        """Check that the checkpoint is here, without loading it: a directory with a
+        ``config.json``, or a hub name in the local Hugging Face cache (runs download nothing).
+
+        Raises:
+            ModelError: no such directory, a directory that holds no checkpoint, or a hub
+                name that is not in the local cache.
+        """
+        path = Path(self.path).expanduser()
+        if path.is_dir():
+            if not (path / "config.json").is_file():
+                raise ModelError(f"{path} holds no checkpoint (no config.json)")
+            return
+        if path.exists() or self.path.startswith(("/", ".", "~")) or self.path.count("/") > 1:
+            raise ModelError(f"checkpoint directory {path} does not exist")
+        try:
+            from huggingface_hub import try_to_load_from_cache
+        except ImportError:
+            return  # loading says what is missing
+        if not isinstance(try_to_load_from_cache(self.path, "config.json"), str):
+            raise ModelError(
+                f"'{self.path}' is neither a checkpoint directory nor in the local Hugging Face "
+                "cache"
+            )
+
     def load(self) -> tuple[Any, Any]:
         """The model and tokenizer (loaded once; blocking).
 

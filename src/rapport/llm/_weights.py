@@ -214,6 +214,8 @@ def ensure_model(model: EmbeddedModel, parts: Sequence[Path] | None = None) -> P
     dest = model.path
     if dest.is_file() and is_verified(dest, model.sha256):
         return dest
+    if parts is None and not dest.is_file():
+        parts = find_parts(model)  # chunk packages missing: fail before writing anything
     with _join_lock(dest):
         if dest.is_file() and is_verified(dest, model.sha256):
             return dest

@@ -39,10 +39,12 @@ from ._records import (
     Provenance,
     RoleModel,
     Run,
+    Sampling,
     SessionRecord,
     Speaker,
     Turn,
     UserRecord,
+    role_sampling,
 )
 from ._specs import Cell, Condition, SessionInfo, SessionSpec, Table, UserRef, UserSpec
 from ._tasks import (
@@ -104,6 +106,7 @@ __all__ = [
     "RewardEvent",
     "RoleModel",
     "Run",
+    "Sampling",
     "ScriptedOutcome",
     "ScriptedTask",
     "SessionInfo",
@@ -121,4 +124,5 @@ __all__ = [
     "as_outcome",
     "letter",
     "parse_action",
+    "role_sampling",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -121,11 +122,16 @@ MAX_CONCURRENCY = 1_024
 
 
 class RoleModel(BaseModel):
-    """A role's provider settings (YAML ``models: {agent: {spec: ..., base_url: ...}}``)."""
+    """A role's provider settings (YAML ``models: {agent: {spec: ..., base_url: ...}}``).
+
+    The settings of role ``all`` are the defaults of every role whose spec has the same
+    provider (``openai`` ...); a role's own settings override them one by one.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    spec: str
+    spec: str | None = None
+    """The role's model spec (None: the one `ExperimentConfig.models` gives it, or ``all``'s)."""
     base_url: str | list[str] | None = None
     """An OpenAI-compatible endpoint, or several (requests go to the least busy)."""
     api_key_env: str | None = None
@@ -139,6 +145,40 @@ class RoleModel(BaseModel):
     def options(self) -> dict[str, Any]:
         """The provider options that are set (``spec`` aside)."""
         return self.model_dump(exclude={"spec"}, exclude_none=True)
+
+
+class Sampling(BaseModel):
+    """A role's sampling defaults: each applies to the role's calls whose component does not
+    set that field itself (most set ``max_tokens`` for their task; few set ``temperature``).
+
+    In YAML they sit beside the role's spec (``agent: {spec: ..., temperature: 0.7}``), on
+    the command line after it (``--model agent=openai/m,temperature=0.7``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    temperature: float | None = Field(default=None, ge=0, le=5)
+    top_p: float | None = Field(default=None, gt=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1, le=1_048_576)
+    seed: int | None = Field(default=None, ge=0, le=2**32 - 1)
+    """One sampling seed for every call of the role (default: one per call, derived from the
+    run seed and the request)."""
+
+    def values(self) -> dict[str, Any]:
+        """The defaults that are set."""
+        return self.model_dump(exclude_none=True)
+
+
+SAMPLING_FIELDS = frozenset(Sampling.model_fields)
+
+
+def role_sampling(sampling: Mapping[str, Sampling], role: str) -> dict[str, Any]:
+    """A role's sampling defaults: those of ``all``, overridden one by one by its own."""
+    merged: dict[str, Any] = {}
+    for name in ("all", role):
+        if name in sampling:
+            merged.update(sampling[name].values())
+    return merged
 
 
 class ExperimentConfig(BaseModel):
@@ -159,9 +199,14 @@ class ExperimentConfig(BaseModel):
     """Users run in parallel."""
     models: dict[str, str] = Field(default_factory=dict)
     """Role -> model spec (``all`` sets the default). A role given as a mapping
-    (``{spec: ..., base_url: ...}``) has its spec here and its settings in `model_settings`."""
+    (``{spec: ..., base_url: ..., temperature: ...}``) has its spec here, its provider
+    settings in `model_settings` and its sampling defaults in `sampling`."""
     model_settings: dict[str, RoleModel] = Field(default_factory=dict)
     """Role -> provider settings (base URLs, key variable, timeout, retries, ``n_ctx`` ...)."""
+    sampling: dict[str, Sampling] = Field(default_factory=dict)
+    """Role -> sampling defaults (``all``: every role's), from the ``temperature``, ``top_p``,
+    ``max_tokens`` and ``seed`` keys of a role's mapping in `models`. Unlike provider
+    settings they change results: a resumed run must keep them."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Benchmark-specific options (``problems``, ``env``, ``condition`` ...), validated by it."""
     memory_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -172,17 +217,30 @@ class ExperimentConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _split_role_settings(cls, data: Any) -> Any:
-        """``models: {agent: {spec: S, ...}}`` -> ``models: {agent: S}`` + ``model_settings``."""
+        """``models: {agent: {spec: S, temperature: T, base_url: U}}`` -> ``models: {agent: S}``
+        + ``sampling: {agent: {temperature: T}}`` + ``model_settings: {agent: {spec: S,
+        base_url: U}}``; a mapping without ``spec`` leaves the role on ``all``'s spec."""
         if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
             return data
-        models, settings = {}, dict(data.get("model_settings") or {})
+        settings, sampling = data.get("model_settings") or {}, data.get("sampling") or {}
+        if not isinstance(settings, dict) or not isinstance(sampling, dict):
+            return data  # the fields' own validation says what is wrong
+        models: dict[Any, Any] = {}
+        settings, sampling = dict(settings), dict(sampling)
         for role, value in data["models"].items():
-            if isinstance(value, dict):
-                settings[role] = value
-                models[role] = value.get("spec")
-            else:
+            if not isinstance(value, dict):
                 models[role] = value
-        return {**data, "models": models, "model_settings": settings}
+                continue
+            provider = {k: v for k, v in value.items() if k not in SAMPLING_FIELDS}
+            chosen = {k: v for k, v in value.items() if k in SAMPLING_FIELDS}
+            if chosen:
+                before = sampling.get(role)
+                sampling[role] = {**(before if isinstance(before, dict) else {}), **chosen}
+            if provider.get("spec") is not None:
+                models[role] = provider["spec"]
+            if provider:
+                settings[role] = provider
+        return {**data, "models": models, "model_settings": settings, "sampling": sampling}
 
 
 class Run(BaseModel):

@@ -11,6 +11,7 @@ class NoMemory(BaseMemory):
     """Carries nothing from one session to the next: the lower bound."""
 
     name = "none"
+    roles = ()
 
 
 class OracleMemory(BaseMemory):
@@ -20,6 +21,7 @@ class OracleMemory(BaseMemory):
     """
 
     name = "oracle"
+    roles = ()
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         if user.truth:

@@ -48,6 +48,7 @@ class FullHistoryMemory(BaseMemory):
     """
 
     name = "full_history"
+    roles = ()
 
     class Options(MemoryOptions):
         max_chars: int = Field(default=0, ge=0)

@@ -73,6 +73,8 @@ class BaseMemory:
 
     name = "base"
     requires: ClassVar[tuple[type[BaseOutcome], ...]] = ()
+    roles: ClassVar[tuple[str, ...]] = ("memory",)
+    """The model roles the method asks for (methods that call no model: none)."""
     Options: ClassVar[type[MemoryOptions]] = MemoryOptions
 
     def __init__(self, models: ModelRoles, **options: Any) -> None:

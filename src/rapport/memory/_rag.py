@@ -177,6 +177,7 @@ class RagMemory(BaseMemory):
     """
 
     name = "rag"
+    roles = ()
 
     class Options(MemoryOptions):
         k: int = Field(default=6, ge=1)

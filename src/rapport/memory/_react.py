@@ -17,6 +17,7 @@ class ReActMemory(BaseMemory):
     """Asks the agent to write a "Thought:" line before each move; carries nothing over."""
 
     name = "react"
+    roles = ()
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         return react_instruction()

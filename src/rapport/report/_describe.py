@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rapport.log import Invocation, ModelInfo, Run
+from rapport.log import Invocation, ModelInfo, Run, role_sampling
 
 
 class ModelUse(BaseModel):
@@ -19,6 +19,8 @@ class ModelUse(BaseModel):
     path: str | None = None
     sha256: str | None = None
     base_url: str | None = None
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    """The role's sampling defaults (``all``'s with its own over them), where any are set."""
 
 
 class RunDescription(BaseModel):
@@ -55,7 +57,10 @@ def describe_run(
         seed=config.seed,
         benchmark_options=dict(config.options),
         memory_options={k: dict(v) for k, v in config.memory_options.items()},
-        models=_model_uses(config.models, last.models, calls),
+        models=[
+            use.model_copy(update={"sampling": role_sampling(config.sampling, use.role)})
+            for use in _model_uses(config.models, last.models, calls)
+        ],
         retrieval=dict(last.retrieval),
         packages=dict(last.packages),
         rapport_version=last.rapport_version or run.rapport_version,

@@ -123,6 +123,7 @@ class CollabBenchmark(Benchmark):
     metrics = ("TS", "UE", "UE_pref", "Len")
     lower_is_better = frozenset({"UE", "UE_pref", "Len"})
     produces = (CollabOutcome,)
+    roles = ("user",)
 
     def __init__(
         self,

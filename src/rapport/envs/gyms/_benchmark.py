@@ -70,6 +70,7 @@ class GymBenchmark(Benchmark):
     name = "gym"
     metrics = ("reward", "success")
     produces = (GymOutcome,)
+    roles = ("user", "judge")
 
     def __init__(self, options: GymOptions | None = None, seed: int = 0) -> None:
         self.options = options or GymOptions()

@@ -83,6 +83,7 @@ class MPTBenchmark(Benchmark):
     metrics = ("p_em", "oa_f1", "f1", "token_ratio")
     lower_is_better = frozenset({"token_ratio"})
     produces = (MPTHistoryOutcome, MPTEvalOutcome)
+    roles = ("user",)
 
     def __init__(self, options: MPTOptions | None = None) -> None:
         self.options = options or MPTOptions()

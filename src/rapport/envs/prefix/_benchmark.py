@@ -42,6 +42,7 @@ class PrefixBenchmark(Benchmark):
 
     name = "prefix"
     produces = (PrefixOutcome,)
+    roles = ("user", "judge")
     metrics = (
         "accuracy",
         "coverage",

@@ -48,6 +48,7 @@ class ScriptedBenchmark(Benchmark):
     metrics = ("hit", "words")
     lower_is_better = frozenset({"words"})
     produces = (ScriptedOutcome,)
+    roles = ("user",)
 
     def __init__(self, *, max_turns: int = 2, options: ScriptedOptions | None = None) -> None:
         self.max_turns = max_turns
