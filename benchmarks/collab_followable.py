@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 
 from rapport.agents import Agent
@@ -67,6 +68,7 @@ async def measure(model: str, n_problems: int) -> dict[str, object]:
             "untold": round(passed["untold"] / len(problems), 3),
             "told": round(passed["told"] / len(problems), 3),
         }
+        print(pref.id, rows[pref.id], file=sys.stderr, flush=True)
     return {"model": model, "problems": n_problems, "preferences": rows}
 
 

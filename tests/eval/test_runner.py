@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 from runner_fakes import aware_reply
 
-from rapport.eval import ExperimentConfig, ExperimentError, run_experiment
+from rapport.eval import (
+    Experiment,
+    ExperimentConfig,
+    ExperimentError,
+    prepare_experiment,
+    run_experiment,
+)
 from rapport.llm import ModelError, ModelRoles, Request, ScriptedAPI
 from rapport.store import RunStore, SqliteCache
 
@@ -166,3 +172,36 @@ def test_bad_names_fail_before_anything_is_written(tmp_path: Path) -> None:
             prepare_experiment(_config(tmp_path / "run", **fields))
     assert not (tmp_path / "run").exists()
     assert issubclass(ExperimentError, ValueError) and not issubclass(ModelError, ExperimentError)
+
+
+def _phased(config: ExperimentConfig, models: ModelRoles | None = None) -> Experiment:
+    """The experiment with each user's sessions in two phases: 0-1, then 2-3."""
+    experiment = prepare_experiment(config, models=models)
+    experiment.sessions = {
+        user: [s.model_copy(update={"phase": s.index // 2}) for s in specs]
+        for user, specs in experiment.sessions.items()
+    }
+    return experiment
+
+
+async def test_every_users_sessions_of_a_phase_run_before_the_next_phase(tmp_path: Path) -> None:
+    await _phased(_config(tmp_path / "phased", concurrency=2), _aware()).run(progress=False)
+    records = sorted(
+        RunStore(tmp_path / "phased", create=False).sessions(), key=lambda r: r.finished_at
+    )
+    phases = [r.index // 2 for r in records]
+    assert phases == sorted(phases) and len(records) == 24
+    await run_experiment(_config(tmp_path / "straight"), models=_aware(), progress=False)
+    assert _table(tmp_path / "phased") == _table(tmp_path / "straight"), "a user's order stays"
+
+
+async def test_a_phased_run_resumes_where_it_stopped(tmp_path: Path) -> None:
+    config = _config(tmp_path / "resumed")
+    with pytest.raises(PowerCut):
+        await _phased(config, _crash_on_call(30)).run(progress=False)
+    done = RunStore(tmp_path / "resumed", create=False).sessions()
+    assert {r.index // 2 for r in done} == {0, 1} and len(done) < 24
+    result = await _phased(config, _aware()).run(progress=False)
+    assert result.sessions_run + result.sessions_skipped == 24
+    await _phased(_config(tmp_path / "clean"), _aware()).run(progress=False)
+    assert _table(tmp_path / "resumed") == _table(tmp_path / "clean")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import zlib
 from pathlib import Path
 from typing import Any
@@ -12,13 +11,14 @@ from rapport.envs import Condition
 from rapport.envs.gyms import GymBenchmark, GymOptions
 from rapport.eval import play_session
 from rapport.llm import Message, ModelRoles, OutputValidationError, Request, ScriptedAPI, ToolCall
-from rapport.log import SessionRecord
+from rapport.log import MemoryState, SessionRecord
 from rapport.memory import HashingEmbedder, UserRef
 from rapport.memory.prime import (
     Conditions,
     Experience,
     ExperienceLibrary,
     Exploration,
+    PendingEpisode,
     PrimeMemory,
     episode_facts,
     library_from_state,
@@ -29,32 +29,27 @@ from rapport.memory.prime import (
 )
 
 
+def _tag(request: Request) -> int:
+    """A number per episode (from its opening; not the test input itself: that names the
+    answer), so that lessons differ from episode to episode."""
+    episode = request.messages[0].content.split("The task began with: ")[1].split("\n")[0]
+    return zlib.crc32(episode.encode())
+
+
 def responder(request: Request) -> str | ToolCall:
     title = (request.json_schema or {}).get("title")
-    if title == "Distillation":
-        # lessons differ per key turn and per episode (the opening names the test input),
-        # as repeats of a known lesson are dropped
-        episode = request.messages[0].content.split("The task began with: ")[1].split("\n")[0]
+    if title == "DistilledText":
         return json.dumps(
             {
-                "experiences": [
-                    {
-                        "situation": f"probing the hidden function, step {i}",
-                        "action": "queried f",
-                        "outcome": "learned one value",
-                        "lesson": f"vary one input at a time (step {i} of {episode})",
-                        "preconditions": ["the rule is unknown"],
-                    }
-                    for i in range(3)
-                ]
+                "situation": "probing the hidden function",
+                "action": "queried f",
+                "outcome": "learned one value",
+                "lesson": f"vary one input at a time (episode {_tag(request)})",
+                "preconditions": ["the rule is unknown"],
             }
         )
-    if title == "Lessons":
-        episode = request.messages[0].content.split("The task began with: ")[1].split("\n")[0]
-        tag = zlib.crc32(episode.encode())  # not the test input itself: that names the answer
-        return json.dumps(
-            {"lessons": [f"vary one input at a time (step {i} of episode {tag})" for i in range(3)]}
-        )
+    if title == "Lesson":
+        return json.dumps({"lesson": f"vary one input at a time (episode {_tag(request)})"})
     if title == "Rewrite":
         return json.dumps(
             {
@@ -67,7 +62,7 @@ def responder(request: Request) -> str | ToolCall:
     if request.tools:
         return ToolCall(name="use_experience_1")
     asked = sum(m.role == "assistant" for m in request.messages)
-    return "[action] f(1, 2, 3, 4)" if asked < 2 else "[answer] rule: a; value: 0"
+    return "[action] f(1, 2, 3, 4)" if asked < 2 else "[answer] rule: a + 1000; value: 9999"
 
 
 def roles(name: str = "scripted/a") -> ModelRoles:
@@ -111,13 +106,14 @@ async def test_train_episodes_build_a_library_that_later_episodes_retrieve() -> 
     memory = prime(models)
     records = await run_all(memory, models)
     first = memory.library.history[0]
-    assert first.added == ["exp-1", "exp-2", "exp-3"] and "function:train" in first.note
-    # two turns after the opening of a horizon-4 episode: t/H = 0, .25, .5
-    snapshot = await _first_library()
-    assert [e.stage for e in snapshot] == ["exploration", "verification", "verification"]
-    assert {e.zone for e in snapshot} == {"warning"}  # the scripted agent fails
-    assert all(e.conditions.envs == ["function"] for e in snapshot)
-    assert [e.conditions.turn_range for e in snapshot] == [(0, 0), (1, 1), (2, 2)]
+    assert first.added == ["exp-1"] and first.note.startswith("round 1: distilled 1 episode")
+    assert [h.version for h in memory.library.history] == [1, 2], "one version per round"
+    # one experience per episode; no turn has a reward, so the key turns are spread over
+    # the three moves (t/H = 0, .25, .5) and the last of them sets the stage
+    [e] = await _first_library()
+    assert (e.stage, e.zone, e.conditions.envs) == ("verification", "warning", ["function"])
+    assert e.conditions.turn_range == (0, 2)
+    assert e.events[0].kind == "created" and "key turns 1, 2, 3" in e.events[0].note
     assert records[1].events_of("recall"), "the second train episode retrieves experiences"
     recall = records[1].events_of("recall")[0].text
     assert recall.startswith("Warnings (avoid this):")
@@ -139,6 +135,8 @@ async def test_usage_is_tracked_for_retrieved_experiences() -> None:
     records = await run_all(memory, models, train=2)
     used = [e for e in memory.library.experiences.values() if e.uses]
     assert used and all(e.uses == 1 and e.successes == 0 for e in used)
+    recalled = sum(len(r.events_of("recall")) for r in records if r.split == "train")
+    assert sum(e.retrievals for e in used) == recalled, "one retrieval per turn it was offered"
     poor = records[1].outcome.trajectory_reward <= 0.3
     assert all(e.poor_uses == int(poor) for e in used)
 
@@ -155,13 +153,67 @@ async def test_snapshot_restores_the_shared_library_for_any_user() -> None:
     assert library_from_state(state).version == memory.library.version
 
 
+async def test_a_resumed_memory_hears_every_users_waiting_episodes() -> None:
+    models = roles()
+    first = prime(models)
+    records = await run_all(first, models, train=2)
+    a, b = (PendingEpisode(round=9, record=r) for r in records[:2])
+    first.pending = {"a": a}
+    state_a = first.snapshot(UserRef(id="function-0"))
+    first.pending = {"b": b}
+    state_b = first.snapshot(UserRef(id="function-1"))
+    fresh = prime(roles())
+    fresh.restore(UserRef(id="function-0"), state_a)
+    fresh.restore(UserRef(id="function-1"), state_b)
+    assert sorted(fresh.pending) == ["a", "b"], "same version: the waiting episodes add up"
+    older = fresh.library.model_copy(update={"version": 1})
+    fresh.restore(
+        UserRef(id="function-2"),
+        MemoryState(data={"library": older.model_dump(mode="json"), "pending": {}}),
+    )
+    assert fresh.library.version == 2 and sorted(fresh.pending) == ["a", "b"]
+
+
+async def test_the_evolution_rng_derives_from_the_run_seed() -> None:
+    async def drawn(run_seed: int, **options: object) -> list[list[str]]:
+        models = ModelRoles({"all": ScriptedAPI(responder=responder)}, seed=run_seed)
+        memory = PrimeMemory(models, encoder=HashingEmbedder(), **options)
+        for i in range(60):
+            memory.library.add(
+                Experience(
+                    id=f"exp-{i}",
+                    situation="s",
+                    action="a",
+                    outcome="o",
+                    lesson="Query one input at a time.",
+                    stage="exploration",
+                    zone="warning",
+                    uses=1,
+                    poor_uses=1,
+                    conditions=Conditions(envs=["function"]),
+                )
+            )
+        await memory._consolidate(0)
+        return [h.touched.get("mutation", []) for h in memory.library.history]
+
+    assert await drawn(1) == await drawn(1) != await drawn(2)
+    assert await drawn(1, seed=5) == await drawn(2, seed=5), "the seed option fixes it"
+
+
 async def test_library_exports_and_loads_under_another_model(tmp_path: Path) -> None:
     models = roles("scripted/builder")
     memory = prime(models)
     await run_all(memory, models)
     md = memory.library.to_markdown()
-    assert "## Preferences (how users respond)" in md and "**Lesson:** vary one input" in md
+    assert "## Warnings (avoid this)" in md and "**Lesson:** vary one input" in md
     assert "Built with `scripted/builder`" in md
+    assert "Retrieval: hashing, similarity >= 0." in md
+    # the first round's experience was retrieved in round 2's failed episode: pruned at 2
+    assert (
+        "- exp-1 (warning, verification; function), iteration 2: solved 0 of the 1 episodes "
+        "that retrieved it over round 2 (0% < 30%)" in md
+    )
+    assert "## Lineage" in md and "- **exp-2** (warning, verification; function)" in md
     path = tmp_path / "library.json"
     memory.save(path)
     other = prime(roles("scripted/other"), library_path=str(path))
@@ -201,65 +253,65 @@ async def test_selection_model_picks_among_candidates_via_tools() -> None:
     assert elsewhere == ""  # turn 8 of 16 is the verification stage: no candidates
 
 
-async def test_an_empty_distillation_is_rejected_and_evolution_still_runs() -> None:
+async def test_a_failed_distillation_is_listed_and_evolution_still_runs() -> None:
     def empty(request: Request) -> str | ToolCall:
-        if (request.json_schema or {}).get("title") == "Lessons":
-            return json.dumps({"lessons": []})
+        if (request.json_schema or {}).get("title") == "Lesson":
+            return json.dumps({"advice": "none"})
         return responder(request)
 
     models = ModelRoles({"all": ScriptedAPI(responder=empty)})
     memory = prime(models)
     train = (await run_all(memory, models, train=1))[0]
-    [error] = train.events_of("error")
-    assert train.status == "error" and error.where == "memory"
-    assert error.error_type == OutputValidationError.__name__
+    assert train.status == "ok", "the round's update failed, not the episode"
     assert not memory.library.experiences and memory.library.iteration == 1
+    [note] = memory.library.history[0].dropped
+    assert f"prime/function-0/{train.spec_id}: not distilled (OutputValidationError" in note
+    assert OutputValidationError.__name__ in note
 
 
-async def test_the_distiller_sees_the_whole_episode_and_what_it_hid() -> None:
+async def test_the_distiller_sees_the_whole_episode_and_on_request_what_it_hid() -> None:
     def writer(request: Request) -> str | ToolCall:
-        if (request.json_schema or {}).get("title") != "Distillation":
+        if (request.json_schema or {}).get("title") != "DistilledText":
             return responder(request)
-        exp = {
-            "situation": "s",
-            "action": "a",
-            "outcome": "o",
-            "lesson": "query one variable at a time",
-            "preconditions": ["rule unknown", "Rule unknown.", " "],
-        }
-        return json.dumps({"experiences": [exp, {**exp, "lesson": " "}, exp]})  # 2nd, 3rd dropped
+        return json.dumps(
+            {
+                "situation": "s",
+                "action": "a",
+                "outcome": "o",
+                "lesson": "query one variable at a time",
+                "preconditions": ["rule unknown", "Rule unknown.", " "],
+            }
+        )
 
     api = ScriptedAPI(responder=writer)
-    memory = prime(ModelRoles({"all": api}), distill_fields="all")
+    memory = prime(ModelRoles({"all": api}), distill_fields="all", reveal_hidden=True)
     records = await run_all(memory, ModelRoles({"all": api}), train=1)
     prompt = next(
         r.messages[0].content
         for r in api.requests
-        if (r.json_schema or {}).get("title") == "Distillation"
+        if (r.json_schema or {}).get("title") == "DistilledText"
     )
     hidden = records[0].outcome.hidden
     assert f"rule: {hidden['rule']}" in prompt and "never saw it" in prompt
     assert "* 1. f(1, 2, 3, 4) → f(1, 2, 3, 4) = " in prompt
-    assert "* 3. [answer] rule: a; value: 0 → Scored: rule" in prompt
-    made = sorted(memory.library.experiences.values(), key=lambda e: e.id)
-    assert len(made) == 1, "an empty lesson and a repeated one are dropped"
-    assert made[0].conditions.preconditions == ["rule unknown"]
-    assert "- **Applies to:** function; turn 1; preconditions: rule unknown" in made[0].markdown()
+    assert "* 3. [answer] rule: a + 1000; value: 9999 → Scored: rule wrong" in prompt
+    assert "Write one experience for the verification stage" in prompt
+    [made] = memory.library.experiences.values()
+    assert made.conditions.preconditions == ["rule unknown"]
+    assert "- **Applies to:** function; turns 1-3; preconditions: rule unknown" in made.markdown()
 
     again = ScriptedAPI(responder=writer)
     twice = prime(ModelRoles({"all": again}), iterations=0, distill_fields="all")  # no pruning
-    first = (await run_all(twice, ModelRoles({"all": again}), train=1))[0]
-    await twice._distill(first.model_copy(update={"spec_id": "function:train:other"}))
+    await run_all(twice, ModelRoles({"all": again}), train=2)
     assert len(twice.library.experiences) == 1, "a lesson already in the library is not re-added"
     kept = twice.library.experiences["exp-1"]
     assert kept.episodes == 2 and "learned in 2 episodes" in kept.markdown()
     assert twice.library.history[-1].merged == ["exp-1"] and twice.library.version == 2
+    assert [e.kind for e in kept.events] == ["created", "retrieved", "merged"]
 
     quiet = ScriptedAPI(responder=writer)
     await run_all(
-        prime(ModelRoles({"all": quiet}), reveal_hidden=False, distill_fields="all"),
-        ModelRoles({"all": quiet}),
-        train=1,
+        prime(ModelRoles({"all": quiet}), distill_fields="all"), ModelRoles({"all": quiet})
     )
     assert all("never saw it" not in r.messages[0].content for r in quiet.requests)
 
@@ -321,20 +373,9 @@ def test_a_prompt_line_reads_as_one_sentence() -> None:
 
 async def test_by_default_the_log_writes_situation_action_and_outcome() -> None:
     def writer(request: Request) -> str | ToolCall:
-        if (request.json_schema or {}).get("title") != "Lessons":
+        if (request.json_schema or {}).get("title") != "Lesson":
             return responder(request)
-        opening = request.messages[0].content.split("The task began with: ")[1]
-        test_input = re.search(r"f\((-?\d+(?:, -?\d+){3})\)", opening)
-        assert test_input
-        return json.dumps(
-            {
-                "lessons": [
-                    "Query the test input before anything else.",
-                    "Do not repeat a query; instead vary one input.",
-                    f"Answer f({test_input.group(1)}) = 5 right away.",  # names the answer
-                ]
-            }
-        )
+        return json.dumps({"lesson": "Do not repeat a query; instead vary one input."})
 
     api = ScriptedAPI(responder=writer)
     memory = prime(ModelRoles({"all": api}), iterations=0)
@@ -342,21 +383,30 @@ async def test_by_default_the_log_writes_situation_action_and_outcome() -> None:
     prompt = next(
         r.messages[0].content
         for r in api.requests
-        if (r.json_schema or {}).get("title") == "Lessons"
+        if (r.json_schema or {}).get("title") == "Lesson"
     )
     assert "note: you had made this exact move at turn 1: nothing new" in prompt
     assert "- You repeated earlier moves once (`f(1, 2, 3, 4)` twice)." in prompt
-    first, second = sorted(memory.library.experiences.values(), key=lambda e: e.id)
+    [e] = memory.library.experiences.values()
     value = records[0].turns[2].text  # the reply to the first query
-    assert (first.situation, first.action) == (
+    scored = records[0].turns[6].text  # the reply to the answer
+    # no turn reward: the key turns are spread, and the last (the answer) sets the situation
+    assert e.situation == f"you have made 2 moves; the last, f(1, 2, 3, 4), got: {value}"
+    assert e.action == "[answer] rule: a + 1000; value: 9999"
+    assert e.outcome == f"{scored} (episode reward 0.00)"
+    assert e.lesson == "Do not repeat a query; instead vary one input."
+    assert not e.conditions.preconditions, "the model is not asked for preconditions"
+    assert e.line().startswith("When you have made 2 moves; the last, f(1, 2, 3, 4)")
+
+    equal = ScriptedAPI(responder=writer)
+    memory = prime(ModelRoles({"all": equal}), iterations=0, credit="Equalized")
+    await run_all(memory, ModelRoles({"all": equal}), train=1)
+    [e] = memory.library.experiences.values()
+    assert (e.situation, e.action, e.stage) == (
         "you have made no move yet",
         "[action] f(1, 2, 3, 4)",
-    )
-    assert first.outcome == f"{value} (episode reward 0.00)"
-    assert second.situation == f"you have made 1 move; the last, f(1, 2, 3, 4), got: {value}"
-    assert second.lesson == "Do not repeat a query; instead vary one input."
-    assert not first.conditions.preconditions, "the model is not asked for preconditions"
-    assert second.line().startswith("When you have made 1 move; the last, f(1, 2, 3, 4)")
+        "exploration",
+    ), "Equalized: the first key turn sets the stage"
 
 
 def test_turn_notes_and_episode_facts_say_what_the_log_shows() -> None:

@@ -6,7 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rapport.memory.prime import equalized, key_turns, reward_to_go, stage_of, zone_of
+from rapport.memory.prime import (
+    anchor_turn,
+    discounted_return,
+    equalized,
+    key_turns,
+    reward_to_go,
+    stage_of,
+    trajectory_reward,
+    zone_of,
+)
 
 
 def test_reward_to_go_by_hand() -> None:
@@ -24,11 +33,32 @@ def test_key_turns_pick_the_top_three_by_credit_magnitude() -> None:
     assert key_turns([]) == []
 
 
-def test_equalized_credit_spreads_its_picks() -> None:
+def test_equalized_weighs_every_turn_the_same_so_the_key_turns_are_the_first() -> None:
     assert equalized([0, 0, 0, 1], 0.8) == pytest.approx([0.2] * 4)
-    # round(0 / 2 * 9) = 0, round(1 / 2 * 9) = round(4.5) = 4, 9
-    assert key_turns([0.0] * 10, trajectory_reward=1.0, method="equalized") == [0, 4, 9]
-    assert key_turns([0.0, 1.0], method="equalized") == [0, 1]
+    assert key_turns([0.0] * 10, trajectory_reward=1.0, method="Equalized") == [0, 1, 2]
+    assert key_turns([0, 0, 0, 0, 1], method="Equalized") == [0, 1, 2]
+    assert key_turns([0.0, 1.0], method="Equalized") == [0, 1]
+    stages = [stage_of(t, 16) for t in key_turns([0.0] * 16, method="Equalized")]
+    assert stages == ["exploration"] * 3
+
+
+def test_the_anchor_is_the_key_turn_with_the_most_credit() -> None:
+    # G = [.4096, .512, .64, .8, 1.0]
+    assert anchor_turn([0, 0, 0, 0, 1], [2, 3, 4]) == 4
+    assert anchor_turn([-1, 0, 0, 0, 0.1], [0, 3, 4]) == 0
+    assert anchor_turn([0.0] * 10, [0, 4, 9]) == 9, "no signal: the last, nearest the outcome"
+    assert anchor_turn([0, 0, 1], [0, 1, 2], method="Equalized") == 0
+
+
+def test_the_trajectory_reward_is_discounted_like_reward_to_go() -> None:
+    # a right answer at the third turn: 0.8^2 * 1
+    assert discounted_return([0, 0, 1]) == pytest.approx(0.64)
+    assert trajectory_reward([0, 0, 1], score=1.0) == pytest.approx(0.64)
+    assert trajectory_reward([0, 0, 1], score=1.0, how="score") == 1.0
+    # intention-like: details at turns 1-3, a redundant question costs 0.05, clipped to [0, 1]
+    assert trajectory_reward([0.5, 0.3, 0.2], 1.0) == pytest.approx(0.5 + 0.24 + 0.128)
+    assert trajectory_reward([-0.05], 0.0) == 0.0
+    assert discounted_return([]) == 0.0
 
 
 def test_reward_to_go_without_any_signal_spreads_like_equalized() -> None:

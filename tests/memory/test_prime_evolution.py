@@ -91,15 +91,38 @@ def test_meta_temperature_anneals_from_1_to_01_over_5_iterations() -> None:
 def test_pruning_rules_by_hand() -> None:
     lib = library(
         [
-            exp(1, uses=5, successes=4, created_iteration=0),  # kept: used, successful
-            exp(2, uses=1, successes=1, created_iteration=0),  # pruned: used < 2 times
-            exp(3, uses=5, successes=1, created_iteration=0),  # pruned: success 0.2 < 0.3
-            exp(4, uses=0, created_iteration=3),  # kept: too young to judge
-            exp(5, uses=9, successes=9, superseded_by="exp-9"),  # pruned: superseded
+            exp(1, retrievals=5, uses=5, successes=4, created_iteration=1),  # kept
+            exp(2, retrievals=1, uses=1, successes=1, created_iteration=1),  # retrieved once
+            exp(3, retrievals=6, uses=5, successes=1, created_iteration=2),  # 20% solved
+            exp(4, retrievals=0, created_iteration=4),  # made this iteration: not judged yet
+            exp(5, retrievals=0, uses=0, superseded_by="exp-9"),  # inactive: kept for lineage
+            exp(6, retrievals=2, uses=1, successes=0, created_iteration=3),  # 0% solved
         ]
     )
     lib.iteration = 4
-    assert sorted(prune_ids(lib, EvolutionSettings())) == ["exp-2", "exp-3", "exp-5"]
+    assert prune_ids(lib, EvolutionSettings()) == {
+        "exp-2": "retrieved 1 time over rounds 2-4 (< 2)",
+        "exp-3": "solved 1 of the 5 episodes that retrieved it over rounds 3-4 (20% < 30%)",
+        "exp-6": "solved 0 of the 1 episodes that retrieved it over round 4 (0% < 30%)",
+    }
+
+
+async def test_pruning_marks_experiences_and_keeps_them_for_their_history() -> None:
+    lib = library([exp(1, retrievals=1, uses=1, created_iteration=1)])
+    lib.iteration = 1
+    model = ModelRoles({"all": ScriptedAPI(responder=_rewriter)}).get("memory")
+    result = await evolve_once(lib, model, random.Random(0), EvolutionSettings())
+    assert lib.iteration == 2 and result.removed == {"exp-1": "retrieved 1 time over round 2 (< 2)"}
+    e = lib.experiences["exp-1"]
+    assert not e.active and e.pruned == result.removed["exp-1"]
+    assert e.events[-1].kind == "pruned" and e.events[-1].iteration == 2
+    lib.commit(added=[], removed=list(result.removed), note="evolution")
+    md = lib.to_markdown()
+    assert (
+        "- exp-1 (golden, verification; telepathy), iteration 2: retrieved 1 time over "
+        "round 2 (< 2). do it" in md
+    )
+    assert "| 2 | 1 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 1 | 0 |" in md
 
 
 def _rewriter(request: Request) -> str:
@@ -121,18 +144,21 @@ async def test_a_rewrite_whose_lesson_fails_a_check_is_not_applied() -> None:
     result = await evolve_once(lib, model, random.Random(1), EvolutionSettings())
     assert not result.added and result.dropped and all(e.active for e in lib.active())
     assert "repeats itself" in result.dropped[0] and "mutation of exp-" in result.dropped[0]
-    assert len(lib.active()) == 40 and lib.history[-1].dropped == result.dropped
+    assert len(lib.active()) == 40 and not lib.history, "the caller commits the update"
 
 
-async def test_evolve_once_replaces_a_mutated_experience_and_bumps_the_version() -> None:
+async def test_evolve_once_replaces_a_mutated_experience_and_records_both_sides() -> None:
     lib = library([exp(i, uses=1, poor_uses=1) for i in range(40)])
     model = ModelRoles({"all": ScriptedAPI(responder=_rewriter)}).get("memory")
     result = await evolve_once(lib, model, random.Random(1), EvolutionSettings())
-    assert result.added and lib.version == 1 and lib.iteration == 1
+    assert result.added and lib.iteration == 1 and lib.version == 0
     child = lib.experiences[result.added[0]]
     assert child.origin == "mutation" and child.lesson == "Narrow the field down early."
     parent = lib.experiences[child.parents[0]]
     assert parent.superseded_by == child.id and not parent.active
+    assert result.touched["mutation"][0] == parent.id
+    assert parent.events[-1].line() == f"iteration 1: mutated -> {child.id}"
+    assert child.events[0].line() == f"iteration 1: created (mutation of {parent.id})"
     assert child.provenance == parent.provenance
     assert child.situation == "sharper situation"
 

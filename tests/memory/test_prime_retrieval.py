@@ -3,7 +3,7 @@
 The trajectories are shaped like those of a recorded run of the 1.5B model on FunctionGym
 and TelepathyGym (its questions, wrong guesses and untagged replies), so the texts compared
 are the ones retrieval really sees: a live turn's situation, and the situation distillation
-stored with each experience. The issue fixes the cosine threshold at 0.6.
+stored with each experience, at the threshold measured for MiniLM.
 """
 
 from __future__ import annotations
@@ -16,9 +16,16 @@ import pytest
 from rapport.llm import Message, ModelRoles, Request, ScriptedAPI
 from rapport.log import GymOutcome, RewardEvent, SessionRecord, Turn
 from rapport.memory import Embedder, SessionInfo, UserRef, get_embedder
-from rapport.memory.prime import Experience, PrimeMemory, distill, situation_text, stage_of
+from rapport.memory.prime import (
+    SIMILARITY,
+    Experience,
+    PrimeMemory,
+    distill,
+    situation_text,
+    stage_of,
+)
 
-THRESHOLD = 0.6
+THRESHOLD = SIMILARITY["all-MiniLM-L6-v2"]
 TELEPATHY = "I am thinking of something. Ask me yes/no questions, then guess."
 FUNCTION = "Find f. Then give the rule and f(6, -8, -9, -6). You have 16 turns."
 UNTAGGED = "First, we'll try to guess the behaviour of f with some test inputs: f(1, 2, 3, 4) = 17"
@@ -124,15 +131,11 @@ def _writer(request: Request) -> str:
     # prose unlike the live situation text, as a small model writes it
     return json.dumps(
         {
-            "experiences": [
-                {
-                    "situation": "The agent was facing an environment where it had to work "
-                    "out something hidden, but it was unable to do so.",
-                    "action": "The agent tried something.",
-                    "outcome": "It did not work.",
-                    "lesson": "The agent should always state its move with the right tag.",
-                }
-            ]
+            "situation": "The agent was facing an environment where it had to work "
+            "out something hidden, but it was unable to do so.",
+            "action": "The agent tried something.",
+            "outcome": "It did not work.",
+            "lesson": "The agent should always state its move with the right tag.",
         }
     )
 
@@ -144,7 +147,7 @@ async def _learned() -> dict[str, Experience]:
         made = await distill(
             model,
             _record(env, opening, exchanges, move),
-            library_ids=[name],
+            library_id=name,
             iteration=0,
             k=1,
             fields="all",  # model-written prose in every field: none of it may be embedded
@@ -197,7 +200,7 @@ async def test_prime_recalls_the_fitting_lesson_at_the_default_threshold(
         select_with_model=False,
         select_k=1,
     )
-    assert memory.settings.min_similarity == THRESHOLD
+    assert memory.min_similarity == THRESHOLD
     for e in learned.values():
         memory.library.add(e)
     env, opening, exchanges = LIVE["function-untagged"]
@@ -208,4 +211,4 @@ async def test_prime_recalls_the_fitting_lesson_at_the_default_threshold(
     )
     recall = await memory.recall(user, _live(env, opening, exchanges))
     assert recall and "right tag" in recall
-    assert memory._episodes["u"].used == {"function-untagged"}
+    assert memory._episodes["u"].retrieved == {"function-untagged": 1}

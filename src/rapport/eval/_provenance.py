@@ -170,9 +170,12 @@ def redact_url(url: str) -> str:
 
 
 def embedder_name(name: str) -> str:
-    """The embedder a name resolves to here (``auto``: MiniLM when installed, else hashing)."""
-    if name in ("auto", "minilm", MINILM):
-        return MINILM if minilm_path() is not None else "hashing"
+    """The embedder a name resolves to here (``auto``: MiniLM when installed, else the
+    hashing fallback, named as such)."""
+    if name in ("minilm", MINILM) or (name == "auto" and minilm_path() is not None):
+        return MINILM
+    if name == "auto":
+        return "hashing (fallback: the MiniLM embedder is not installed)"
     return name
 
 

@@ -213,49 +213,64 @@ class Experiment:
     async def _run_jobs(
         self, jobs: list[_Job], plans: dict[int, _Plan], store: RunStore, tally: _Tally
     ) -> None:
-        # `concurrency` workers take the jobs in order. Each is a lockstep participant of the
-        # embedded engine, so the calls it batches together do not depend on thread timing.
-        queue = list(enumerate(jobs))[::-1]
+        # Every memory starts from what was stored, before any session runs: a memory its
+        # users share hears all of their snapshots (the newest wins) before it is used.
+        progress = {id(j): self._restore(j, plans[id(j)]) for j in jobs}
+        for phase in sorted({s.phase for j in jobs for s in j.specs}):
+            # `concurrency` workers take the jobs in order, each job's sessions of this phase.
+            # Each worker is a lockstep participant of the embedded engine, so the calls it
+            # batches together do not depend on thread timing.
+            queue = [
+                (index, job)
+                for index, job in enumerate(jobs)
+                if any(s.phase == phase and s.index not in plans[id(job)].done for s in job.specs)
+            ][::-1]
 
-        async def worker() -> None:
-            with participant():
-                while queue:
-                    index, job = queue.pop()
-                    with call_key(index):
-                        await self._run_user(job, plans[id(job)], store, tally)
+            async def worker(queue: list[tuple[int, _Job]] = queue, phase: int = phase) -> None:
+                with participant():
+                    while queue:
+                        index, job = queue.pop()
+                        with call_key(index):
+                            await self._run_user(job, progress[id(job)], store, tally, phase)
 
-        workers = min(self.config.concurrency, len(jobs))
-        tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
-        try:
-            await asyncio.gather(*tasks)
-        finally:
-            # On an interrupt or a crash, stop the others; what they committed stays.
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            workers = min(self.config.concurrency, len(queue))
+            tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
+            try:
+                await asyncio.gather(*tasks)
+            finally:
+                # On an interrupt or a crash, stop the others; what they committed stays.
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _run_user(self, job: _Job, plan: _Plan, store: RunStore, tally: _Tally) -> None:
-        name, ref = job.condition.name, self.user_ref(job.user, job.condition)
-        done, latest = plan.done, plan.memory
-        version = 0
-        if latest is not None:
-            job.memory.restore(ref, latest.state)
-            version = latest.version
+    def _restore(self, job: _Job, plan: _Plan) -> _Progress:
+        """Load the job's stored memory (if any) into its condition's memory."""
+        ref = self.user_ref(job.user, job.condition)
+        if plan.memory is not None:
+            job.memory.restore(ref, plan.memory.state)
+            return _Progress(ref, plan.done, plan.memory, plan.memory.version)
+        return _Progress(ref, plan.done, None, 0)
+
+    async def _run_user(
+        self, job: _Job, progress: _Progress, store: RunStore, tally: _Tally, phase: int
+    ) -> None:
+        name, ref = job.condition.name, progress.ref
         for spec in job.specs:
-            if spec.index in done:
+            if spec.index in progress.done or spec.phase != phase:
                 continue
-            record = await self._session(job, ref, spec, version)
-            version = spec.index + 1
+            record = await self._session(job, ref, spec, progress.version)
+            progress.version = spec.index + 1
+            latest = progress.latest
             state = latest.state if latest is not None else MemoryState()
             try:
                 state = job.memory.snapshot(ref)
             except Exception as exc:
                 record_failure(record, _failure("memory.snapshot", exc))
             snapshot = MemoryVersion(
-                condition=name, user_id=job.user.id, version=version, state=state
+                condition=name, user_id=job.user.id, version=progress.version, state=state
             )
             record = _commit(store, record, snapshot)
-            latest = snapshot
+            progress.latest = snapshot
             self._count(record, tally)
 
     async def _session(
@@ -373,6 +388,18 @@ async def _play(
         record.scores = dict(benchmark.score(record))
     except Exception as exc:
         record_failure(record, _failure("score", exc))
+
+
+@dataclass
+class _Progress:
+    """Where one user's sessions under one condition stand during a run."""
+
+    ref: UserRef
+    done: set[int]
+    latest: MemoryVersion | None
+    """The newest memory version stored for the user (None: none yet)."""
+    version: int
+    """The memory version the user's next session starts from."""
 
 
 @dataclass

@@ -59,6 +59,10 @@ class SessionSpec(BaseModel):
     """``train`` sessions build memory and are not reported; ``eval`` sessions are reported."""
     learn: bool = True
     """Whether memory learns from this session (False: the memory is frozen for it)."""
+    phase: int = 0
+    """Sessions run phase by phase: under every condition, each user's sessions of one phase
+    run before any user's session of a later phase (a benchmark whose memory is shared by
+    its users learns in rounds this way; one phase: each user's sessions run straight)."""
     task: Task
     """What the session is about, typed by benchmark (see `rapport.log.Task`)."""
 

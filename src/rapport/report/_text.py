@@ -93,11 +93,16 @@ def render_table(table: Table) -> str:
 
 
 def render_text(report: Report) -> str:
-    """The report as text: the summary table, extra tables and a usage line."""
+    """The report as text: the summary table, extra tables, the retrieval each condition
+    used (where one retrieves) and a usage line."""
     parts = [render_table(summary_table(report))]
     if report.paired:
         parts.append(render_table(paired_table(report)))
     parts.extend(render_table(t) for t in report.tables)
+    retrieval = report.description.retrieval if report.description else {}
+    used = {c: r for c, r in retrieval.items() if r != "none"}
+    if used:
+        parts.append("Retrieval: " + "; ".join(f"{c}: {r}" for c, r in used.items()))
     parts.append(
         f"{report.sessions} sessions ({report.eval_sessions} eval), {report.users} users, "
         f"{report.errors} errors, {report.model_calls} model calls "

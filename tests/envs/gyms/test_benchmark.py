@@ -46,6 +46,53 @@ def test_users_are_env_streams_and_sessions_are_train_then_frozen_eval() -> None
     assert bench.sessions(users[1], 99, seed=0)[0].id != specs[0].id
 
 
+def test_train_episodes_come_in_rounds_and_eval_episodes_after_them() -> None:
+    bench = GymBenchmark(GymOptions(env=["function"], train_episodes=10, eval_episodes=2))
+    users = bench.users(3, seed=0)
+    specs = bench.sessions(users[0], 0, seed=0)
+    assert [s.phase for s in specs] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
+    models = ModelRoles({"all": ScriptedAPI(["unused"])})
+    none = Condition(name="none", memory="none")
+    info = bench.episode(specs[2], users[0], models, none).info.attributes
+    assert (info["round"], info["rounds"], info["round_episodes"]) == (1, 5, 6)
+    assert "round_episodes" not in bench.episode(specs[-1], users[0], models, none).info.attributes
+    few = GymBenchmark(GymOptions(env=["function"], train_episodes=3, eval_episodes=1, rounds=5))
+    assert [s.phase for s in few.sessions(few.users(1, 0)[0], 0, 0)] == [0, 1, 2, 3]
+
+
+def test_easy_episodes_give_a_hint_and_keep_train_and_eval_apart() -> None:
+    bench = GymBenchmark(GymOptions(difficulty="easy"))
+    assert bench.options.turns == 8 and GymOptions(difficulty="easy", horizon=5).turns == 5
+    function = make_gym("function", difficulty="easy")
+    opening = function.reset(1)
+    x = function.rule.split("*")[1].split()[0]
+    assert f"Hint: f(a, b, c, d) = m*{x} + k" in opening
+    assert all(0 <= v <= 5 for v in function.test_input)
+    telepathy = make_gym("telepathy", difficulty="easy", split="eval")
+    opening = telepathy.reset(3)
+    assert len(telepathy.choices) == 4 and telepathy.target.name in telepathy.choices
+    assert all(name in opening for name in telepathy.choices)
+    train = make_gym("telepathy", difficulty="easy")
+    train_names, eval_targets = set(), set()
+    for seed in range(40):
+        train.reset(seed)
+        train_names.update(train.choices)
+        telepathy.reset(seed)
+        eval_targets.add(telepathy.target.name)
+    assert not train_names & eval_targets, "eval entities never appear in train episodes"
+    turtle = make_gym("turtle", difficulty="easy")
+    opening = turtle.reset(2)
+    points = turtle.puzzle["key_points"]
+    assert f"covers {len(points)} point" in opening
+    assert all(kp["point"] in opening for kp in points[:-1]) and points[-1]["point"] not in opening
+    intention = make_gym("intention", difficulty="easy")
+    opening = intention.reset(4)
+    assert all(d["importance"] != "low" for d in intention.task["details"])
+    assert "Hint: ask one question about each of:" in opening
+    with pytest.raises(ValueError, match="no difficulty 'easy'"):
+        make_gym("travel", difficulty="easy")
+
+
 def _agent(request: Request) -> str:
     text = request.messages[0].content
     if "hidden function" in text:
@@ -133,7 +180,7 @@ def test_report_tables_show_percent_over_the_raw_model_and_library_cost() -> Non
         update={"success": True, "turns_used": 4, "resampled": 3}
     )
     records[1].events.append(RecallEvent(turn=1, text="Warnings (avoid this): ..."))
-    rewards, behaviour, cost = report_tables(records)
+    rewards, paired, behaviour, cost = report_tables(records)
     assert behaviour.rows == [
         ["function", "none", 1, "0%", "0.0", "0.0", "0.0"],
         ["function", "prime", 1, "100%", "4.0", "3.0", "1.0"],
@@ -142,7 +189,26 @@ def test_report_tables_show_percent_over_the_raw_model_and_library_cost() -> Non
     ]
     assert rewards.columns == ["env", "none", "prime"]
     assert rewards.rows == [
-        ["function", "0.200", "0.300 (+50%)"],
-        ["search", "0.500", "0.250 (-50%)"],
+        ["function", "0.200 [0.200, 0.200]", "0.300 [0.300, 0.300] (+50%)"],
+        ["search", "0.500 [0.500, 0.500]", "0.250 [0.250, 0.250] (-50%)"],
+    ]
+    assert paired.rows == [
+        ["function", "prime", 1, "+0.100 [+0.100, +0.100]", "1/0/0"],
+        ["search", "prime", 1, "-0.250 [-0.250, -0.250]", "0/0/1"],
     ]
     assert cost.rows == [["prime", 4, 4, 60]]
+
+
+def test_the_reward_interval_and_the_paired_difference_come_from_the_episodes() -> None:
+    records = []
+    for i, (base, method) in enumerate([(0.0, 0.5), (0.0, 1.0), (0.5, 0.5), (1.0, 0.0)]):
+        for cond, reward in (("none", base), ("prime", method)):
+            record = _rec(cond, "telepathy", reward)
+            records.append(record.model_copy(update={"spec_id": f"telepathy:eval:{i}"}))
+    rewards, paired, _, _ = report_tables(records)
+    mean, interval = rewards.rows[0][2].split(" [")
+    low, high = (float(x) for x in interval.split("]")[0].split(", "))
+    assert mean == "0.500" and 0.0 <= low < 0.5 < high <= 1.0
+    [row] = paired.rows
+    assert row[:3] == ["telepathy", "prime", 4] and row[4] == "2/1/1"
+    assert row[3].startswith("+0.125 [")

@@ -10,7 +10,13 @@ from ._intention import IntentionGym
 from ._persuade import PersuadeGym
 from ._policy import condense_policy
 from ._registry import GYMS, UnknownGymError, gymnasium_env, make_gym
-from ._report import behaviour_table, cost_table, report_tables, reward_table
+from ._report import (
+    behaviour_table,
+    cost_table,
+    paired_table,
+    report_tables,
+    reward_table,
+)
 from ._search import SearchGym
 from ._tau import TauGym
 from ._telepathy import TelepathyGym
@@ -39,6 +45,7 @@ __all__ = [
     "cost_table",
     "gymnasium_env",
     "make_gym",
+    "paired_table",
     "parse_action",
     "report_tables",
     "reward_table",

@@ -22,8 +22,8 @@ from rapport.log import (
 )
 
 from .._protocol import AgentRequest, Benchmark, Episode, SessionLog
-from ._core import HORIZON, Gym
-from ._registry import GYMS, make_gym
+from ._core import EASY_HORIZON, HORIZON, Gym
+from ._registry import EASY, GYMS, make_gym
 from ._report import report_tables
 
 
@@ -38,8 +38,16 @@ class GymOptions(BaseModel):
     """Episodes per user that build memory (not reported)."""
     eval_episodes: int = Field(default=4, ge=1)
     """Held-out episodes per user, memory frozen (reported)."""
-    horizon: int = Field(default=HORIZON, ge=1, le=64)
-    """Agent turns per episode."""
+    rounds: int = Field(default=5, ge=1)
+    """Train episodes are played in this many rounds (fewer when there are fewer train
+    episodes): every stream's episodes of one round, under a condition, before any of the
+    next, and eval episodes after all of them. A memory its users share (PRIME) distils and
+    evolves once per round."""
+    difficulty: Literal["normal", "easy"] = "normal"
+    """``easy``: function, telepathy, turtle and intention draw easier episodes (see
+    docs/gyms.md) with a default horizon of 8; the other gyms play as normal."""
+    horizon: int | None = Field(default=None, ge=1, le=64)
+    """Agent turns per episode (default 16, 8 at ``difficulty: easy``)."""
     recall_in: Literal["system", "turn"] = "system"
     """Where a turn's retrieved memory goes: ``system`` (into the system prompt, with the
     memory's context) or ``turn`` (a system message after the conversation, the agent's
@@ -50,8 +58,22 @@ class GymOptions(BaseModel):
     """Ask the agent again (temperature 0.8, seeded) when its move repeats an ``[action]`` or
     ``[search]`` it already made this episode, up to this many times per turn (0: never):
     a small model decoding greedily otherwise loops on one move until the turns run out."""
+    move_tokens: int = Field(default=200, ge=16, le=2000)
+    """Tokens the agent may generate per move: a move takes one line, and a small model
+    that goes on to imagine the reply spends the rest (its first move counts)."""
     policy_chars: int = Field(default=1500, ge=0)
     """TauGym: characters of the condensed domain policy shown to the agent (0: none)."""
+
+    @property
+    def turns(self) -> int:
+        """The horizon episodes are played at."""
+        if self.horizon is not None:
+            return self.horizon
+        return EASY_HORIZON if self.difficulty == "easy" else HORIZON
+
+    def round_of(self, k: int) -> int:
+        """The round train episode ``k`` (from 0) of a stream is played in."""
+        return k * min(self.rounds, self.train_episodes) // self.train_episodes
 
     @field_validator("env", mode="before")
     @classmethod
@@ -75,6 +97,8 @@ class GymBenchmark(Benchmark):
     def __init__(self, options: GymOptions | None = None, seed: int = 0) -> None:
         self.options = options or GymOptions()
         self.seed = seed
+        self.streams = 0
+        """How many streams `users` made (each round's train episodes over all of them)."""
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> GymBenchmark:
@@ -87,22 +111,27 @@ class GymBenchmark(Benchmark):
 
     def users(self, n: int, seed: int) -> list[UserSpec]:
         """``n`` streams per environment."""
-        return [
+        users = [
             UserSpec(id=f"{env}-{i}", attributes={"env": env, "stream": i})
             for env in self.options.env
             for i in range(n)
         ]
+        self.streams = len(users)
+        return users
 
     def sessions(self, user: UserSpec, n: int, seed: int) -> list[SessionSpec]:
-        """Train episodes (memory learns) then held-out eval episodes (memory frozen).
+        """Train episodes (memory learns) in rounds, then held-out eval episodes (memory
+        frozen) in a phase of their own after every round.
 
         ``n`` is ignored: the episode counts come from the options.
         """
         env = user.attributes["env"]
-        plan = [("train", k) for k in range(self.options.train_episodes)]
-        plan += [("eval", k) for k in range(self.options.eval_episodes)]
+        options = self.options
+        plan = [("train", k, options.round_of(k)) for k in range(options.train_episodes)]
+        rounds = min(options.rounds, options.train_episodes)
+        plan += [("eval", k, rounds) for k in range(options.eval_episodes)]
         specs = []
-        for index, (split, k) in enumerate(plan):
+        for index, (split, k, phase) in enumerate(plan):
             episode = derive_seed(seed, f"{user.id}:{split}:{k}")
             specs.append(
                 SessionSpec(
@@ -111,6 +140,7 @@ class GymBenchmark(Benchmark):
                     index=index,
                     split=split,
                     learn=split == "train",
+                    phase=phase,
                     task=GymTask(env=env, split=split, episode_seed=episode),
                 )
             )
@@ -122,19 +152,44 @@ class GymBenchmark(Benchmark):
         """One episode of the session's gym (train episodes explore, eval decodes greedily)."""
         task = spec.task_as(GymTask)
         gym = make_gym(
-            task.env, horizon=self.options.horizon, split=task.split, **self._gym_options(task.env)
+            task.env, horizon=self.options.turns, split=task.split, **self._gym_options(task.env)
         )
         gym.judge = models.get("judge")
         info = SessionInfo(
             index=spec.index,
             benchmark=self.name,
             task=gym.name,
-            attributes={"env": gym.name, "split": spec.split, "horizon": gym.horizon},
+            attributes={
+                "env": gym.name,
+                "split": spec.split,
+                "horizon": gym.horizon,
+                **self._round(spec),
+            },
         )
         return GymEpisode(gym, task, info, models, self.options)
 
+    def _round(self, spec: SessionSpec) -> dict[str, int]:
+        """Where a session falls in the rounds: ``round`` (its phase; eval episodes come in
+        the phase after the last round), ``rounds``, and for a train episode
+        ``round_episodes``, the train episodes of its round over every stream (when `users`
+        made them)."""
+        options = self.options
+        rounds = min(options.rounds, options.train_episodes)
+        out = {"round": spec.phase, "rounds": rounds}
+        if spec.split == "train" and self.streams:
+            per_stream = sum(
+                options.round_of(k) == spec.phase for k in range(options.train_episodes)
+            )
+            out["round_episodes"] = per_stream * self.streams
+        return out
+
     def _gym_options(self, env: str) -> dict[str, Any]:
-        return {"policy_chars": self.options.policy_chars} if env == "tau" else {}
+        options: dict[str, Any] = {}
+        if env in EASY:
+            options["difficulty"] = self.options.difficulty
+        if env == "tau":
+            options["policy_chars"] = self.options.policy_chars
+        return options
 
     def score(self, record: SessionRecord) -> dict[str, float]:
         """``reward``: the trajectory reward in [0, 1]; ``success``: 1 if solved."""
@@ -174,7 +229,12 @@ class GymEpisode(Episode):
         return AgentRequest(
             messages=list(self.history),
             instructions=self.gym.prompt(),
-            config=_sampling(self.task.split == "train", self.task.episode_seed, self.gym.turn),
+            config=_sampling(
+                self.task.split == "train",
+                self.task.episode_seed,
+                self.gym.turn,
+                self.options.move_tokens,
+            ),
             recall_in=self.options.recall_in,
         )
 
@@ -182,7 +242,9 @@ class GymEpisode(Episode):
         if attempt >= self.options.repeat_retries or not self.gym.repeats(output.text):
             return None
         self.resampled += 1
-        return _resampling(self.task.episode_seed, self.gym.turn, attempt + 1)
+        return _resampling(
+            self.task.episode_seed, self.gym.turn, attempt + 1, self.options.move_tokens
+        )
 
     async def respond(self, output: ModelOutput, log: SessionLog) -> None:
         move = self.gym.move_text(output.text)
@@ -214,21 +276,21 @@ class GymEpisode(Episode):
         )
 
 
-def _sampling(explore: bool, episode_seed: int, turn: int) -> GenerateConfig:
+def _sampling(explore: bool, episode_seed: int, turn: int, tokens: int) -> GenerateConfig:
     """Train episodes explore at temperature 1.0, each episode and turn with its own seed
     (the same prompt in two episodes must not replay one sample); eval decodes greedily."""
     if not explore:
-        return GenerateConfig(temperature=0.0, max_tokens=200)
+        return GenerateConfig(temperature=0.0, max_tokens=tokens)
     return GenerateConfig(
-        temperature=1.0, max_tokens=200, seed=derive_seed(episode_seed, f"turn:{turn}")
+        temperature=1.0, max_tokens=tokens, seed=derive_seed(episode_seed, f"turn:{turn}")
     )
 
 
-def _resampling(episode_seed: int, turn: int, attempt: int) -> GenerateConfig:
+def _resampling(episode_seed: int, turn: int, attempt: int, tokens: int) -> GenerateConfig:
     """A fresh sample for a move that repeated an earlier one (its own seed per attempt)."""
     return GenerateConfig(
         temperature=0.8,
-        max_tokens=200,
+        max_tokens=tokens,
         seed=derive_seed(episode_seed, f"turn:{turn}:repeat:{attempt}"),
     )
 

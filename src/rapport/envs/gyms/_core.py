@@ -12,6 +12,8 @@ from rapport.log import SINGLE_LINE, Action, parse_action
 
 HORIZON = 16
 """Default number of agent turns in an episode."""
+EASY_HORIZON = 8
+"""Default number of agent turns at ``difficulty="easy"``."""
 
 _REPEATABLE = SINGLE_LINE | {"answer"}
 """The moves a gym remembers, so that making one again is a repeat (see `_made_key`)."""
@@ -48,6 +50,8 @@ class Gym:
     Args:
         horizon: agent turns before the episode is cut off.
         split: ``train`` or ``eval``: gyms with written content draw from disjoint pools.
+        difficulty: ``normal``, or ``easy`` in the gyms that have easier instances
+            (``difficulties``): a smaller space to search and a hint in the opening.
     """
 
     name: ClassVar[str] = "gym"
@@ -59,10 +63,20 @@ class Gym:
     talks: ClassVar[bool] = True
     """Whether someone answers questions in words here (false where ``[action]`` is a
     query in a fixed form, or there is no ``[action]``)."""
+    difficulties: ClassVar[tuple[str, ...]] = ("normal",)
+    """The difficulties the gym draws episodes at."""
 
-    def __init__(self, horizon: int = HORIZON, split: str = "train") -> None:
+    def __init__(
+        self, horizon: int = HORIZON, split: str = "train", difficulty: str = "normal"
+    ) -> None:
+        if difficulty not in self.difficulties:
+            raise ValueError(
+                f"gym '{self.name}' has no difficulty {difficulty!r} "
+                f"(it has: {', '.join(self.difficulties)})"
+            )
         self.horizon = horizon
         self.split = split
+        self.difficulty = difficulty
         self.turn = 0
         self.done = False
         self.score = 0.0

@@ -43,6 +43,10 @@ def _product(rng: random.Random) -> str:
     return f"{x}*{y} + {rng.randint(1, 9)}"
 
 
+def _one_input(rng: random.Random) -> str:
+    return f"{rng.randint(1, 3)}*{rng.choice(_VARS)} + {rng.randint(0, 9)}"
+
+
 FAMILIES: dict[str, Callable[[random.Random], str]] = {
     "linear": _linear,
     "polynomial": _polynomial,
@@ -78,12 +82,28 @@ class FunctionGym(Gym):
         "answer": "[answer] rule: 2*a + b - 3; value: 5",
     }
     talks: ClassVar[bool] = False
+    difficulties: ClassVar[tuple[str, ...]] = ("normal", "easy")
 
     def _start(self) -> str:
+        if self.difficulty == "easy":
+            return self._start_easy()
         self.family = self.rng.choice(sorted(FAMILIES))
         self.rule = FAMILIES[self.family](self.rng)
         self.test_input = tuple(self.rng.randint(-9, 9) for _ in range(4))
         return f"Find f. Then give the rule and f{self.test_input}. You have {self.horizon} turns."
+
+    def _start_easy(self) -> str:
+        """``m*x + k`` with the input ``x`` named in the opening and m in 1-3, k in 0-9: two
+        queries find it; the test input is small and non-negative."""
+        self.family = "one_input"
+        self.rule = _one_input(self.rng)
+        self.test_input = tuple(self.rng.randint(0, 5) for _ in range(4))
+        x = self.rule.split("*")[1].split()[0]
+        return (
+            f"Find f. Hint: f(a, b, c, d) = m*{x} + k for small whole numbers m and k; the "
+            f"other inputs do not matter. Then give the rule and f{self.test_input}. "
+            f"You have {self.horizon} turns."
+        )
 
     def f(self, args: tuple[int, ...]) -> int:
         """The hidden function."""

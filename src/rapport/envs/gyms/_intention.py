@@ -30,15 +30,23 @@ class IntentionGym(Gym):
         "finish": "[finish]",
     }
     final_move: ClassVar[str] = "finish"
+    difficulties: ClassVar[tuple[str, ...]] = ("normal", "easy")
 
     def _start(self) -> str:
-        self.task: dict[str, Any] = self.rng.choice(
-            split_pool(load_data("intentions.yaml"), self.split)
-        )
+        task: dict[str, Any] = self.rng.choice(split_pool(load_data("intentions.yaml"), self.split))
+        if self.difficulty == "easy":
+            # the low-importance details are left out, and the opening names a topic per detail
+            kept = [d for d in task["details"] if d["importance"] != "low"]
+            task = {**task, "details": kept}
+        self.task = task
         self.revealed: set[int] = set()
         self.redundant = 0
         self.total = sum(WEIGHTS[d["importance"]] for d in self.task["details"])
-        return "User: " + self.task["request"]
+        opening = "User: " + self.task["request"]
+        if self.difficulty == "easy":
+            topics = ", ".join(str(d["keys"][0]) for d in self.task["details"])
+            opening += f"\n(Hint: ask one question about each of: {topics}.)"
+        return opening
 
     def hidden(self) -> dict[str, Any]:
         return dict(self.task)

@@ -19,6 +19,9 @@ GYMS: dict[str, str] = {
     "tau": "rapport.envs.gyms._tau:TauGym",
 }
 
+EASY = frozenset({"function", "telepathy", "turtle", "intention"})
+"""The gyms with easier instances at ``difficulty="easy"``."""
+
 
 class UnknownGymError(ValueError):
     """A gym name that is not registered."""

@@ -6,6 +6,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from statistics import fmean
 
+import numpy as np
+
 from rapport.log import Cell, GymOutcome, SessionRecord, Table
 
 BASELINE = "none"
@@ -23,7 +25,8 @@ def _eval_groups(
 
 
 def reward_table(records: Iterable[SessionRecord]) -> Table:
-    """Mean eval reward per env (rows) and method (columns), with % change over ``none``."""
+    """Mean eval reward per env (rows) and method (columns) with a 95% bootstrap CI over
+    the env's eval episodes, and the % change of the mean over ``none``."""
     cells = {
         key: [float(r.scores.get("reward", o.trajectory_reward)) for r, o in rs]
         for key, rs in _eval_groups(records).items()
@@ -36,22 +39,78 @@ def reward_table(records: Iterable[SessionRecord]) -> Table:
         row: list[Cell] = [env]
         for m in methods:
             values = cells.get((env, m))
-            mean = fmean(values) if values else None
-            row.append(_cell(mean, base if m != BASELINE else None))
+            if not values:
+                row.append("-")
+                continue
+            low, high = bootstrap(values)
+            change = _change(fmean(values), base if m != BASELINE else None)
+            row.append(f"{fmean(values):.3f} [{low:.3f}, {high:.3f}]{change}")
         rows.append(row)
     return Table(
-        title="Gym reward by environment (eval episodes)", columns=["env", *methods], rows=rows
+        title="Gym reward by environment (eval episodes, mean [95% CI])",
+        columns=["env", *methods],
+        rows=rows,
     )
 
 
-def _cell(mean: float | None, base: float | None) -> str:
-    if mean is None:
-        return "-"
+def _change(mean: float, base: float | None) -> str:
     if base is None:
-        return f"{mean:.3f}"
+        return ""
     if base == 0:
-        return f"{mean:.3f} ({mean - base:+.3f} abs)"
-    return f"{mean:.3f} ({100 * (mean - base) / base:+.0f}%)"
+        return f" ({mean - base:+.3f} abs)"
+    return f" ({100 * (mean - base) / base:+.0f}%)"
+
+
+def paired_table(records: Iterable[SessionRecord]) -> Table:
+    """Each method's eval reward minus ``none``'s on the same episodes (same stream and
+    episode seed), per env: the mean difference with a 95% bootstrap CI, and how many
+    episodes it won, tied and lost."""
+    groups = _eval_groups(records)
+    rows: list[list[Cell]] = []
+    for env, method in sorted(groups, key=lambda k: (k[0], k[1])):
+        if method == BASELINE or (env, BASELINE) not in groups:
+            continue
+        base = {
+            (r.user_id, r.spec_id): float(r.scores.get("reward", 0.0))
+            for r, _ in groups[(env, BASELINE)]
+        }
+        diffs = [
+            float(r.scores.get("reward", 0.0)) - base[(r.user_id, r.spec_id)]
+            for r, _ in groups[(env, method)]
+            if (r.user_id, r.spec_id) in base
+        ]
+        if not diffs:
+            continue
+        low, high = bootstrap(diffs)
+        wins = sum(d > 1e-9 for d in diffs)
+        losses = sum(d < -1e-9 for d in diffs)
+        rows.append(
+            [
+                env,
+                method,
+                len(diffs),
+                f"{fmean(diffs):+.3f} [{low:+.3f}, {high:+.3f}]",
+                f"{wins}/{len(diffs) - wins - losses}/{losses}",
+            ]
+        )
+    return Table(
+        title=f"Eval reward minus {BASELINE}, paired by episode (mean [95% CI])",
+        columns=["env", "method", "episodes", "difference", "won/tied/lost"],
+        rows=rows,
+    )
+
+
+def bootstrap(
+    values: Sequence[float], *, resamples: int = 2000, seed: int = 0
+) -> tuple[float, float]:
+    """A 95% percentile bootstrap interval of the mean (seeded; constant values: a point)."""
+    data = np.asarray(values, dtype=float)
+    if data.min() == data.max():
+        return float(data[0]), float(data[0])
+    picks = np.random.default_rng(seed).integers(0, data.size, size=(resamples, data.size))
+    low, high = np.quantile(data[picks].mean(axis=1), [0.025, 0.975])
+    mean = float(data.mean())
+    return min(float(low), mean), max(float(high), mean)
 
 
 def cost_table(records: Iterable[SessionRecord]) -> Table:
@@ -100,6 +159,11 @@ def behaviour_table(records: Iterable[SessionRecord]) -> Table:
 
 
 def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
-    """The gym benchmark's tables: reward by env x method, how eval episodes went, and the
-    library-building cost."""
-    return [reward_table(records), behaviour_table(records), cost_table(records)]
+    """The gym benchmark's tables: reward by env x method with CIs, the paired difference
+    to ``none``, how eval episodes went, and the library-building cost."""
+    return [
+        reward_table(records),
+        paired_table(records),
+        behaviour_table(records),
+        cost_table(records),
+    ]

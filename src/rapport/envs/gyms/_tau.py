@@ -93,8 +93,9 @@ class TauGym(Gym):
         split: str = "train",
         domain: str = "both",
         policy_chars: int = 1500,
+        difficulty: str = "normal",
     ) -> None:
-        super().__init__(horizon, split)
+        super().__init__(horizon, split, difficulty)
         self.policy_chars = policy_chars
         self.policy = ""
         if domain not in (*DOMAINS, "both"):

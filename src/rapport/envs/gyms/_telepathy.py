@@ -11,6 +11,9 @@ from rapport.llm import GenerateConfig, Message, Model
 from ._content import load_data, render, split_pool
 from ._core import Action, Gym, Step, normalize, words
 
+EASY_CHOICES = 4
+"""How many names an easy episode lists (the target among them)."""
+
 
 @dataclass(frozen=True)
 class Entity:
@@ -59,11 +62,32 @@ class TelepathyGym(Gym):
         "answer": "[answer] penguin",
     }
 
+    difficulties: ClassVar[tuple[str, ...]] = ("normal", "easy")
+
     def _start(self) -> str:
         entities, self.keywords = catalogue()
-        self.target = self.rng.choice(split_pool(entities, self.split))
+        pool = split_pool(entities, self.split)
+        self.target = self.rng.choice(pool)
         self.questions = 0
+        self.choices: list[str] = []
+        if self.difficulty == "easy":
+            return self._start_easy(pool)
         return "I am thinking of something. Ask me yes/no questions, then guess."
+
+    def _start_easy(self, pool: list[Entity]) -> str:
+        """The target among ``EASY_CHOICES`` names from the same pool, listed in the opening
+        (each differs from the target in an attribute, so one question can tell them apart)."""
+        others = [
+            e for e in pool if e.name != self.target.name and e.attributes != self.target.attributes
+        ]
+        picked = [self.target, *self.rng.sample(others, EASY_CHOICES - 1)]
+        self.rng.shuffle(picked)
+        self.choices = [e.name for e in picked]
+        return (
+            "I am thinking of one of these: "
+            + ", ".join(self.choices)
+            + ". Ask me yes/no questions, then guess."
+        )
 
     def hidden(self) -> dict[str, Any]:
         return {"entity": self.target.name, "attributes": sorted(self.target.attributes)}

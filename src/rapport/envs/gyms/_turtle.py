@@ -39,11 +39,27 @@ class TurtleGym(Gym):
         "had switched off the light.",
     }
 
+    difficulties: ClassVar[tuple[str, ...]] = ("normal", "easy")
+
     def _start(self) -> str:
         self.puzzle: dict[str, Any] = self.rng.choice(
             split_pool(load_data("turtle.yaml"), self.split)
         )
-        return "Puzzle: " + self.puzzle["surface"]
+        opening = "Puzzle: " + self.puzzle["surface"]
+        if self.difficulty == "easy":
+            return opening + self._hint()
+        return opening
+
+    def _hint(self) -> str:
+        """Every key point but the last, given away (one is left to find by asking)."""
+        points = [kp["point"] for kp in self.puzzle["key_points"][:-1]]
+        count = len(self.puzzle["key_points"])
+        known = f" What is known: {'; '.join(points)}." if points else ""
+        return (
+            f"\nHint: a full explanation covers {count} point{'s' if count > 1 else ''}."
+            + known
+            + " Find the rest by asking."
+        )
 
     def hidden(self) -> dict[str, Any]:
         return dict(self.puzzle)

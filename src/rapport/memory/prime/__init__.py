@@ -5,19 +5,23 @@ from ._credit import (
     TOP_K,
     Credit,
     Stage,
+    TrajectoryReward,
     Zone,
+    anchor_turn,
+    credits,
+    discounted_return,
     equalized,
     key_turns,
     reward_to_go,
     stage_of,
+    trajectory_reward,
     zone_of,
 )
 from ._distill import (
-    Distillation,
     Distilled,
     DistilledText,
     Exploration,
-    Lessons,
+    Lesson,
     distill,
     episode_facts,
     explorations,
@@ -26,15 +30,23 @@ from ._distill import (
 )
 from ._evolve import (
     EvolutionSettings,
+    IterationResult,
     Operation,
     draw_operations,
     evolve_once,
     meta_temperature,
     prune_ids,
 )
-from ._experience import ANY_ENV, Conditions, Experience
+from ._experience import ANY_ENV, Conditions, Experience, ExperienceEvent
 from ._library import ExperienceLibrary, LibraryVersion
-from ._memory import PrimeMemory, PrimeOptions, library_from_state
+from ._memory import (
+    PAPER_SIMILARITY,
+    SIMILARITY,
+    PendingEpisode,
+    PrimeMemory,
+    PrimeOptions,
+    library_from_state,
+)
 from ._select import select, zone_prompt
 from ._situation import compact_situation, exchanges_of, move_gist, situation_text
 from ._verify import TurnFacts, babbles, lesson_problems, names_any, quotes, same_lesson
@@ -42,26 +54,34 @@ from ._verify import TurnFacts, babbles, lesson_problems, names_any, quotes, sam
 __all__ = [
     "ANY_ENV",
     "GAMMA",
+    "PAPER_SIMILARITY",
+    "SIMILARITY",
     "TOP_K",
     "Conditions",
     "Credit",
-    "Distillation",
     "Distilled",
     "DistilledText",
     "EvolutionSettings",
     "Experience",
+    "ExperienceEvent",
     "ExperienceLibrary",
     "Exploration",
-    "Lessons",
+    "IterationResult",
+    "Lesson",
     "LibraryVersion",
     "Operation",
+    "PendingEpisode",
     "PrimeMemory",
     "PrimeOptions",
     "Stage",
+    "TrajectoryReward",
     "TurnFacts",
     "Zone",
+    "anchor_turn",
     "babbles",
     "compact_situation",
+    "credits",
+    "discounted_return",
     "distill",
     "draw_operations",
     "episode_facts",
@@ -83,6 +103,7 @@ __all__ = [
     "select",
     "situation_text",
     "stage_of",
+    "trajectory_reward",
     "turn_notes",
     "zone_of",
     "zone_prompt",

@@ -1,4 +1,4 @@
-"""Credit assignment, stage and zone: the code half of distillation."""
+"""Credit assignment, the trajectory reward, stage and zone: the code half of distillation."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ from typing import Literal
 
 Stage = Literal["exploration", "verification", "completion"]
 Zone = Literal["golden", "warning", "preference"]
-Credit = Literal["reward_to_go", "equalized"]
+Credit = Literal["R2G", "Equalized"]
+"""``R2G``: each turn's discounted reward-to-go; ``Equalized``: every turn the same weight."""
+TrajectoryReward = Literal["R2G", "score"]
+"""``R2G``: the turn rewards discounted from the first turn on; ``score``: the gym's score."""
 
 GAMMA = 0.8
 TOP_K = 3
@@ -21,35 +24,82 @@ def reward_to_go(rewards: list[float], gamma: float = GAMMA) -> list[float]:
     return out
 
 
+def discounted_return(rewards: list[float], gamma: float = GAMMA) -> float:
+    """G_0 = sum_t gamma^t r_t: the trajectory's reward with later turns discounted."""
+    return reward_to_go(rewards, gamma)[0] if rewards else 0.0
+
+
+def trajectory_reward(
+    rewards: list[float], score: float, how: TrajectoryReward = "R2G", gamma: float = GAMMA
+) -> float:
+    """The reward an episode counts for in PRIME (its zone and the poor-outcome count), in
+    [0, 1]: the discounted return of its turn rewards (``R2G``) or the gym's ``score``."""
+    value = discounted_return(rewards, gamma) if how == "R2G" else score
+    return min(1.0, max(0.0, value))
+
+
 def equalized(rewards: list[float], trajectory_reward: float) -> list[float]:
     """Every turn gets an equal share of the trajectory reward."""
     n = len(rewards)
     return [trajectory_reward / n] * n if n else []
 
 
+def credits(
+    rewards: list[float],
+    *,
+    trajectory_reward: float = 0.0,
+    method: Credit = "R2G",
+    gamma: float = GAMMA,
+) -> list[float]:
+    """Each turn's credit under ``method``."""
+    if method == "Equalized":
+        return equalized(rewards, trajectory_reward)
+    return reward_to_go(rewards, gamma)
+
+
 def key_turns(
     rewards: list[float],
     *,
     trajectory_reward: float = 0.0,
-    method: Credit = "reward_to_go",
+    method: Credit = "R2G",
     k: int = TOP_K,
     gamma: float = GAMMA,
 ) -> list[int]:
     """The top-k turns by credit magnitude, in turn order.
 
-    Reward-to-go ranks by |G_t| (ties: the later turn, nearer the outcome). Equalized
-    credit cannot rank turns, so it spreads the k picks evenly over the trajectory; so does
-    reward-to-go when every turn has the same credit (a run with no turn rewards at all), so
-    that such a trajectory still yields lessons from each stage rather than only the last turns.
+    ``R2G`` ranks by |G_t| (ties: the later turn, nearer the outcome); when every turn has
+    the same credit (a trajectory with no turn reward at all) the k picks are spread evenly
+    over it, so that it still yields its first, middle and last moves. ``Equalized`` weighs
+    every turn the same, so ties go to the earlier turn: the key turns are the first k.
     """
     n = len(rewards)
     if n == 0:
         return []
+    if method == "Equalized":
+        return list(range(min(k, n)))
     credit = reward_to_go(rewards, gamma)
-    if method == "equalized" or max(map(abs, credit)) - min(map(abs, credit)) < 1e-12:
+    if max(map(abs, credit)) - min(map(abs, credit)) < 1e-12:
         return _spread(n, k)
     ranked = sorted(range(n), key=lambda t: (abs(credit[t]), t), reverse=True)
     return sorted(ranked[:k])
+
+
+def anchor_turn(
+    rewards: list[float], keys: list[int], *, method: Credit = "R2G", gamma: float = GAMMA
+) -> int:
+    """The key turn that carries the most credit, which sets an experience's stage and
+    situation: under ``R2G`` the largest |G_t| (ties: the later turn); under ``Equalized``
+    the first key turn.
+
+    Raises:
+        ValueError: no key turns.
+    """
+    if not keys:
+        raise ValueError("anchor_turn needs at least one key turn")
+    if method == "Equalized":
+        return keys[0]
+    credit = reward_to_go(rewards, gamma)
+    return max(keys, key=lambda t: (abs(credit[t]), t))
 
 
 def _spread(n: int, k: int) -> list[int]:

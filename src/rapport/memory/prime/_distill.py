@@ -1,9 +1,9 @@
-"""Distillation: a finished episode -> key turns (credit) -> experiences (memory model)."""
+"""Distillation: a finished episode -> key turns (credit) -> one experience (memory model)."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -11,11 +11,19 @@ from pydantic import BaseModel, Field
 from rapport.llm import GenerateConfig, Message, Model, ModelError, retry_messages
 from rapport.log import GymOutcome, Provenance, SessionRecord
 
-from ._credit import Credit, key_turns, stage_of, zone_of
-from ._experience import Conditions, Experience
+from ._credit import (
+    Credit,
+    TrajectoryReward,
+    anchor_turn,
+    key_turns,
+    stage_of,
+    trajectory_reward,
+    zone_of,
+)
+from ._experience import Conditions, Experience, ExperienceEvent
 from ._prompts import render
 from ._situation import compact_situation, move_gist
-from ._verify import LESSON_CHARS, TurnFacts, lesson_problems, same_lesson
+from ._verify import LESSON_CHARS, TurnFacts, lesson_problems
 
 ZONE_TEXT = {
     "golden": ("it worked", "say what to do"),
@@ -69,7 +77,7 @@ def explorations(record: SessionRecord) -> list[Exploration]:
 
 
 class DistilledText(BaseModel):
-    """What the memory model writes for one key turn."""
+    """What the memory model writes for an episode when it writes every field."""
 
     situation: str = Field(max_length=200)
     action: str = Field(max_length=150)
@@ -80,18 +88,10 @@ class DistilledText(BaseModel):
     )
 
 
-class Distillation(BaseModel):
-    """The model's experiences for the key turns, in order."""
+class Lesson(BaseModel):
+    """What the memory model writes for an episode (the log supplies the rest)."""
 
-    experiences: list[DistilledText] = Field(min_length=1, max_length=3)
-
-
-class Lessons(BaseModel):
-    """The model's lessons for the key turns, in order (the log supplies the rest)."""
-
-    lessons: list[Annotated[str, Field(max_length=LESSON_CHARS)]] = Field(
-        min_length=1, max_length=3
-    )
+    lesson: str = Field(max_length=LESSON_CHARS)
 
 
 Fields = Literal["lesson", "all"]
@@ -121,17 +121,21 @@ def distill_prompt(
     hidden: dict[str, Any] | None = None,
     fields: Fields = "all",
     *,
+    stage: str = "",
+    score: float | None = None,
     rules: str = "",
     talks: bool = True,
 ) -> list[Message]:
-    """The distillation prompt for a trajectory and its key turns.
+    """The distillation prompt for a trajectory, its key turns and the stage its lesson is for.
 
     ``hidden``: what the environment kept hidden (the rule, the entity, the user's intent),
-    shown to the distiller after the episode so that its lessons can say what would have
+    shown to the distiller after the episode so that its lesson can say what would have
     found it; None leaves it out. ``fields``: the prompt asking for every field (``all``)
-    or for lessons only (``lesson``). Both list what the log shows (`episode_facts`).
-    ``rules``: the environment's instructions to the agent (the moves it takes); ``talks``:
-    whether someone answers questions there (if not, no example lesson asks one).
+    or for the lesson only (``lesson``). Both list what the log shows (`episode_facts`).
+    ``stage``: the stage of the key turn with the most credit; ``score``: the gym's score
+    when it differs from ``reward``. ``rules``: the environment's instructions to the agent
+    (the moves it takes); ``talks``: whether someone answers questions there (if not, no
+    example lesson asks one).
     """
     turns = "\n".join(
         f"[turn {steps[k].turn + 1}] state: {_flat(steps[k].state)}\n  action: "
@@ -148,16 +152,23 @@ def distill_prompt(
     meaning, instruction = ZONE_TEXT[zone]
     reveal = (
         f"Revealed after the episode (the agent never saw it): {_reveal(hidden)}\n"
+        "Use what was revealed to judge which moves would have found it sooner; it stays "
+        "out of the lesson.\n"
         if hidden
         else ""
     )
-    facts = "\n".join(f"- {fact}" for fact in episode_facts(steps, reward))
+    result = f"reward {reward:.2f}"
+    if score is not None and abs(score - reward) > 1e-9:
+        result = f"score {score:.2f}, reward {reward:.2f} once later turns are discounted"
+    facts = "\n".join(
+        f"- {fact}" for fact in episode_facts(steps, reward if score is None else score)
+    )
     text = render(
         "distill" if fields == "all" else "distill_lessons",
         env=env,
         rules=_flat(rules, 600) or "(not recorded)",
         facts=facts or "- nothing unusual",
-        reward=f"{reward:.2f}",
+        reward=result,
         zone=zone,
         zone_meaning=meaning,
         zone_instruction=instruction,
@@ -166,6 +177,7 @@ def distill_prompt(
         reveal=reveal,
         episode=episode,
         turns=turns,
+        stage=stage or "any",
     )
     return [Message(role="user", content=text)]
 
@@ -325,7 +337,7 @@ class Distilled:
 
 
 Written = tuple[str, str, str, str, list[str]]
-"""Situation, action, outcome, lesson, preconditions of one key turn."""
+"""Situation, action, outcome, lesson, preconditions of an episode's experience."""
 
 
 async def _write(
@@ -333,36 +345,25 @@ async def _write(
     messages: list[Message],
     fields: Fields,
     steps: list[Exploration],
-    keys: list[int],
+    anchor: int,
     reward: float,
-) -> tuple[list[Written], str]:
-    """One distiller call: what it wrote for each key turn, and its raw reply."""
-    config = GenerateConfig(max_tokens=700)
+) -> tuple[Written, str]:
+    """One distiller call: what it wrote for the episode, and its raw reply."""
+    config = GenerateConfig(max_tokens=500)
     if fields == "all":
-        out = await model.generate(messages, schema=Distillation, config=config)
-        return [
-            (t.situation, t.action, t.outcome, t.lesson, t.preconditions)
-            for t in out.parsed.experiences
-        ], out.text
-    got = await model.generate(messages, schema=Lessons, config=config)
-    return [
-        (*grounded(steps, key, reward), lesson, [])
-        for key, lesson in zip(keys, got.parsed.lessons, strict=False)
-    ], got.text
+        out = await model.generate(messages, schema=DistilledText, config=config)
+        t = out.parsed
+        return (t.situation, t.action, t.outcome, t.lesson, t.preconditions), out.text
+    got = await model.generate(messages, schema=Lesson, config=config)
+    return (*grounded(steps, anchor, reward), got.parsed.lesson, []), got.text
 
 
-def _refine_request(lessons: list[str], problems: list[list[str]]) -> str:
-    """The follow-up that shows the distiller which of its lessons failed which check."""
-    listed = "\n".join(
-        f'- lesson {i + 1}, "{_flat(lesson, 200)}": it ' + "; it ".join(found)
-        for i, (lesson, found) in enumerate(zip(lessons, problems, strict=True))
-        if found
-    )
+def _refine_request(lesson: str, problems: list[str]) -> str:
+    """The follow-up that shows the distiller which checks its lesson failed."""
     return (
-        f"Some of these lessons cannot be kept:\n{listed}\n"
-        f"Write all {len(lessons)} again, in the same order and the same form: keep each "
-        "lesson not listed as it was, and rewrite each listed one so that none of these "
-        "problems remains."
+        f'This lesson cannot be kept: "{_flat(lesson, 200)}": it '
+        + "; it ".join(problems)
+        + ".\nWrite it again, in the same form, so that none of these problems remains."
     )
 
 
@@ -370,35 +371,42 @@ async def distill(
     model: Model,
     record: SessionRecord,
     *,
-    library_ids: list[str],
+    library_id: str,
     iteration: int,
-    credit: Credit = "reward_to_go",
+    credit: Credit = "R2G",
     k: int = 3,
-    reveal_hidden: bool = True,
+    reveal_hidden: bool = False,
     fields: Fields = "lesson",
     refine: bool = True,
+    reward_of: TrajectoryReward = "R2G",
 ) -> Distilled:
-    """Experiences from one episode: generate, verify, refine (stage, zone and conditions by
-    code; one memory-model call, two when a lesson fails a check and ``refine`` is on).
+    """One experience from one episode, from its key turns and the stage of the one with
+    the most credit: generate, verify, refine (key turns, stage, zone and conditions by
+    code; one memory-model call, two when the lesson fails a check and ``refine`` is on).
 
     ``reveal_hidden``: show the distiller what the episode kept hidden (``GymOutcome.hidden``).
-    Each lesson is checked by code (`lesson_problems`: too short, not English, looping,
+    The lesson is checked by code (`lesson_problems`: too short, not English, looping,
     naming the episode's answer (``GymOutcome.secrets``), copying the environment's reply,
-    speaking of the scoring, a false "again", asking where nobody answers) and against the
-    batch's earlier lessons (`same_lesson`). With ``refine`` the distiller sees what failed
-    and writes the lessons again; a lesson that still fails is dropped, and why is kept in
-    `Distilled.dropped`. ``fields``: ``lesson`` has the model write only the lessons while
-    situation, action and outcome come from the log (`grounded`): what a small model writes
-    for those is often wrong; ``all`` has it write every field and the preconditions.
+    speaking of the scoring, a false "again", asking where nobody answers). With ``refine``
+    the distiller sees what failed and writes it again; a lesson that still fails is
+    dropped, and why is kept in `Distilled.dropped`. ``fields``: ``lesson`` has the model
+    write only the lesson while situation, action and outcome come from the log at the
+    key turn with the most credit (`grounded`): what a small model writes for those is
+    often wrong; ``all`` has it write every field and the preconditions. ``reward_of``:
+    the reward that sets the zone (see `trajectory_reward`).
     """
     steps = explorations(record)
     episode_outcome = record.outcome
     if not steps or not isinstance(episode_outcome, GymOutcome):
         return Distilled([])
-    reward = episode_outcome.trajectory_reward
-    keys = key_turns([s.reward for s in steps], trajectory_reward=reward, method=credit, k=k)
+    rewards = [s.reward for s in steps]
+    score = episode_outcome.trajectory_reward
+    reward = trajectory_reward(rewards, score, reward_of)
+    keys = key_turns(rewards, trajectory_reward=reward, method=credit, k=k)
+    anchor = anchor_turn(rewards, keys, method=credit)
     zone = zone_of(reward)
     env, horizon = episode_outcome.env, episode_outcome.horizon
+    stage = stage_of(steps[anchor].turn, horizon)
     hidden = episode_outcome.hidden if reveal_hidden else None
     prompt = distill_prompt(
         env,
@@ -408,79 +416,59 @@ async def distill(
         zone,
         hidden if isinstance(hidden, dict) else None,
         fields,
+        stage=stage,
+        score=score,
         rules=episode_outcome.rules,
         talks=episode_outcome.talks,
     )
-    written, reply = await _write(model, prompt, fields, steps, keys, reward)
-    written = written[: len(keys)]
-    episode = TurnFacts(
-        turn=0,
+    written, reply = await _write(model, prompt, fields, steps, anchor, reward)
+    facts = TurnFacts(
+        turn=steps[anchor].turn + 1,
+        repeated=any(repeats(steps, key) for key in keys),
         talks=episode_outcome.talks,
         moves=list(episode_outcome.moves),
         secrets=list(episode_outcome.secrets),
         replies=[s.observation for s in steps],
     )
-    facts = [
-        replace(episode, turn=steps[key].turn + 1, repeated=bool(repeats(steps, key)))
-        for key in keys
-    ]
-
-    def check(batch: list[Written]) -> list[list[str]]:
-        found: list[list[str]] = []
-        for i, (text, fact) in enumerate(zip(batch, facts, strict=False)):
-            problems = lesson_problems(text[3], fact)
-            twin = next((j for j in range(i) if same_lesson(batch[j][3], text[3])), None)
-            if twin is not None and not problems:
-                problems.append(f"says what lesson {twin + 1} says")
-            found.append(problems)
-        return found
-
-    problems = check(written)
-    refined = sum(bool(p) for p in problems)
-    if refine and refined:
-        # not `ask_again`: a rewrite replaces only the lessons that failed, the rest stand
-        retry = retry_messages(prompt, reply, _refine_request([w[3] for w in written], problems))
+    problems = lesson_problems(written[3], facts)
+    refined = int(refine and bool(problems))
+    if refined:
+        retry = retry_messages(prompt, reply, _refine_request(written[3], problems))
         try:
-            again, _ = await _write(model, retry, fields, steps, keys, reward)
-        except ModelError:  # the first batch stands; what failed its checks is dropped
-            again = []
-        merged = [
-            again[i] if i < len(again) and problems[i] else written[i] for i in range(len(written))
-        ]
-        problems = check(merged)
-        written = merged
-    made, dropped = [], []
-    for key, text, found, exp_id in zip(keys, written, problems, library_ids, strict=False):
-        situation, action, outcome, lesson_text, preconditions = text
-        if found:
-            dropped.append(f'"{_flat(lesson_text, 120)}" ({"; ".join(found)})')
-            continue
-        step = steps[key]
-        stage = stage_of(step.turn, horizon)
-        before = [(x.action, x.observation) for x in steps[:key]]
-        made.append(
-            Experience(
-                id=exp_id,
-                situation=situation,
-                action=action,
-                outcome=outcome,
-                lesson=lesson_text.strip(),
-                stage=stage,
-                zone=zone,
-                state=compact_situation(env, stage, before),
-                conditions=Conditions(
-                    envs=[env],
-                    turn_range=(step.turn, step.turn),
-                    preconditions=_distinct(preconditions),
-                ),
-                created_iteration=iteration,
-                provenance=[
-                    Provenance(
-                        session=record.index,
-                        turn=step.record_turn,
-                        source=f"{record.condition}/{record.user_id}/{record.spec_id}",
-                    )
-                ],
+            written, _ = await _write(model, retry, fields, steps, anchor, reward)
+            problems = lesson_problems(written[3], facts)
+        except ModelError:  # the first lesson stands, and is dropped for what it failed
+            pass
+    situation, action, outcome, lesson_text, preconditions = written
+    if problems:
+        return Distilled([], [f'"{_flat(lesson_text, 120)}" ({"; ".join(problems)})'], refined)
+    step = steps[anchor]
+    before = [(x.action, x.observation) for x in steps[:anchor]]
+    source = f"{record.condition}/{record.user_id}/{record.spec_id}"
+    experience = Experience(
+        id=library_id,
+        situation=situation,
+        action=action,
+        outcome=outcome,
+        lesson=lesson_text.strip(),
+        stage=stage,
+        zone=zone,
+        state=compact_situation(env, stage, before),
+        conditions=Conditions(
+            envs=[env],
+            turn_range=(steps[keys[0]].turn, steps[keys[-1]].turn),
+            preconditions=_distinct(preconditions),
+        ),
+        created_iteration=iteration,
+        provenance=[Provenance(session=record.index, turn=step.record_turn, source=source)],
+        events=[
+            ExperienceEvent(
+                iteration=iteration,
+                kind="created",
+                note=f"distilled from {source} ({zone}, reward {reward:.2f}; key turns "
+                + ", ".join(str(steps[key].turn + 1) for key in keys)
+                + ")",
             )
-        )
-    return Distilled(made, dropped, refined if refine else 0)
+        ],
+    )
+    return Distilled([experience], [], refined)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from rapport.llm import GenerateConfig, Message, Model, ModelError
 
-from ._experience import ANY_ENV, Experience
+from ._experience import ANY_ENV, EventKind, Experience
 from ._library import ExperienceLibrary
 from ._prompts import render
 from ._verify import TurnFacts, lesson_problems
@@ -27,13 +27,14 @@ class EvolutionSettings:
     """The schedule and the operator probabilities."""
 
     iterations: int = 5
+    """Iterations the meta-temperature anneals over (one per round)."""
     t_start: float = 1.0
     t_end: float = 0.1
     p_mutation: float = 0.10
     p_generalization: float = 0.05
     p_crossover: float = 0.02
     prune_every: int = 2
-    min_uses: int = 2
+    min_retrievals: int = 2
     min_success: float = 0.3
     general_success: float = 0.7
     max_pairs: int = 200
@@ -103,14 +104,25 @@ def draw_operations(
     return ops
 
 
-def prune_ids(library: ExperienceLibrary, s: EvolutionSettings) -> list[str]:
-    """Superseded, or old enough to judge and retrieved < 2 times or succeeding < 30%."""
-    out = []
-    for e in library.experiences.values():
-        old = library.iteration - e.created_iteration >= s.prune_every
-        weak = e.uses < s.min_uses or e.success_rate < s.min_success
-        if not e.active or (old and weak):
-            out.append(e.id)
+def prune_ids(library: ExperienceLibrary, s: EvolutionSettings) -> dict[str, str]:
+    """The active experiences to prune now, each with why: those that have lived through at
+    least one round (made before this iteration) and, over the rounds since they were
+    made, were retrieved fewer than ``min_retrievals`` times or succeeded in under
+    ``min_success`` of the episodes that retrieved them."""
+    out = {}
+    for e in sorted(library.active(), key=lambda e: e.created_iteration):
+        first, last = e.created_iteration + 1, library.iteration
+        if last < first:
+            continue  # made this iteration: it has not been offered yet
+        rounds = f"round {first}" if first == last else f"rounds {first}-{last}"
+        if e.retrievals < s.min_retrievals:
+            times = "time" if e.retrievals == 1 else "times"
+            out[e.id] = f"retrieved {e.retrievals} {times} over {rounds} (< {s.min_retrievals})"
+        elif e.success_rate < s.min_success:
+            out[e.id] = (
+                f"solved {e.successes} of the {e.uses} episodes that retrieved it over "
+                f"{rounds} ({e.success_rate:.0%} < {s.min_success:.0%})"
+            )
     return out
 
 
@@ -176,11 +188,14 @@ def child_of(
             "id": library.new_id(),
             "origin": op.operator,
             "parents": list(op.targets),
+            "retrievals": 0,
             "uses": 0,
             "successes": 0,
             "poor_uses": 0,
             "created_iteration": library.iteration,
             "superseded_by": None,
+            "pruned": None,
+            "events": [],
             "zone": "golden" if op.operator == "crossover" else first.zone,
             "conditions": first.conditions.model_copy(
                 update={"envs": envs, "turn_range": (lo, hi)}
@@ -195,21 +210,51 @@ class IterationResult:
     """What one evolution iteration changed."""
 
     added: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
+    touched: dict[str, list[str]] = field(default_factory=dict)
+    """Operator (``mutation``, ``generalization``, ``crossover``) -> the experiences it
+    rewrote (its parents), in the order it ran."""
+    removed: dict[str, str] = field(default_factory=dict)
+    """Pruned experience -> why."""
     failed: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
     """Rewritten lessons that failed a check (`lesson_problems`); the parents stay."""
+    temperature: float = 0.0
+
+    def summary(self) -> str:
+        """``mutation of exp-3; pruned 2`` (or ``no change``)."""
+        parts = [f"{op} of {', '.join(ids)}" for op, ids in self.touched.items() if ids]
+        if self.removed:
+            parts.append(f"pruned {len(self.removed)}")
+        if self.dropped:
+            parts.append(
+                f"{len(self.dropped)} rewrite{'s' if len(self.dropped) > 1 else ''} not kept"
+            )
+        if self.failed:
+            parts.append(f"{len(self.failed)} failed")
+        return "; ".join(parts) or "no change"
+
+
+_VERB: dict[str, EventKind] = {
+    "mutation": "mutated",
+    "generalization": "generalized",
+    "crossover": "crossed",
+}
 
 
 async def evolve_once(
     library: ExperienceLibrary, model: Model, rng: random.Random, s: EvolutionSettings
 ) -> IterationResult:
-    """One iteration: draw operators, rewrite with the memory model, prune on schedule.
+    """One iteration over the whole library: draw operators, rewrite with the memory model,
+    prune on schedule (every ``prune_every`` iterations). Advances ``library.iteration``;
+    the caller commits the change as a version.
 
     A rewrite whose lesson fails a check (`lesson_problems`) is not applied; it is listed
-    in the version's ``dropped``."""
-    result = IterationResult()
+    in ``dropped``. Every change is an event on the experiences it touched.
+    """
     temperature = meta_temperature(library.iteration, s)
+    result = IterationResult(temperature=temperature)
+    library.iteration += 1
+    iteration = library.iteration
     for op in draw_operations(library, rng, s):
         if any(not library.experiences[t].active for t in op.targets):
             continue
@@ -231,18 +276,21 @@ async def evolve_once(
             )
             continue
         child = child_of(op, library, out.parsed, keep_log_fields=s.keep_log_fields)
+        child.record(iteration, "created", f"{op.operator} of {', '.join(op.targets)}", *op.targets)
         for t in op.targets:
-            library.experiences[t].superseded_by = child.id
+            parent = library.experiences[t]
+            parent.superseded_by = child.id
+            partners = [other for other in op.targets if other != t]
+            note = f"with {', '.join(partners)}" if partners else ""
+            parent.record(iteration, _VERB[op.operator], note, child.id)
         library.add(child)
         result.added.append(child.id)
-    library.iteration += 1
-    if library.iteration % s.prune_every == 0:
+        result.touched.setdefault(op.operator, []).extend(op.targets)
+    if iteration % s.prune_every == 0:
         result.removed = prune_ids(library, s)
-        library.remove(result.removed)
-    library.commit(
-        added=result.added,
-        removed=result.removed,
-        dropped=result.dropped,
-        note=f"evolution iteration {library.iteration} (T={temperature:.2f})",
-    )
+        for exp_id, why in result.removed.items():
+            e = library.experiences[exp_id]
+            e.pruned = why
+            e.record(iteration, "pruned", why)
+        library.touched()
     return result

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from rapport.log import Provenance
@@ -15,6 +17,29 @@ RESULT = {
     "preference": "the episode partly succeeded",
 }
 """How a prompt line says what came of the episode an experience was learned in."""
+
+
+EventKind = Literal["created", "merged", "retrieved", "mutated", "generalized", "crossed", "pruned"]
+
+
+class ExperienceEvent(BaseModel):
+    """One thing that happened to an experience, at an evolution iteration (cycle) of the
+    library: ``created`` (distilled, or made by an operator), ``merged`` (another episode's
+    lesson said the same), ``retrieved`` (its track record over a round), ``mutated``,
+    ``generalized``, ``crossed`` (an operator replaced it with ``related``) and ``pruned``."""
+
+    iteration: int
+    kind: EventKind
+    note: str = ""
+    related: list[str] = Field(default_factory=list)
+    """The other experiences involved (a child, a crossover partner, parents)."""
+
+    def line(self) -> str:
+        """``iteration 2: mutated -> exp-9 (...)``."""
+        linked = f" -> {', '.join(self.related)}" if self.related and self.kind != "created" else ""
+        return f"iteration {self.iteration}: {self.kind}{linked}" + (
+            f" ({self.note})" if self.note else ""
+        )
 
 
 class Conditions(BaseModel):
@@ -42,18 +67,26 @@ class Experience(BaseModel):
     state: str = ""
     """The code-written situation at the key turn, in the form a live query takes
     (``rapport.memory.prime.compact_situation``); empty for experiences made before it."""
+    retrievals: int = 0
+    """Turns of train episodes it was retrieved at (one per turn it entered the prompt)."""
     uses: int = 0
     """Train episodes it was retrieved in."""
     successes: int = 0
-    """Of those, episodes that succeeded (trajectory reward >= 0.7)."""
+    """Of those, episodes the gym counts as solved."""
     poor_uses: int = 0
-    """Of those, episodes with a poor outcome (<= 0.3): candidates for mutation."""
+    """Of those, episodes with a poor outcome (reward <= 0.3): candidates for mutation."""
     created_iteration: int = 0
+    """The iteration (cycle) it was made in: distilled from that round's episodes, or
+    made by that iteration's evolution."""
     origin: str = "distilled"
     """``distilled``, ``mutation``, ``generalization`` or ``crossover``."""
     parents: list[str] = Field(default_factory=list)
     superseded_by: str | None = None
+    pruned: str | None = None
+    """Why pruning took it out of the library (None: not pruned)."""
     provenance: list[Provenance] = Field(default_factory=list)
+    events: list[ExperienceEvent] = Field(default_factory=list)
+    """What happened to it, in order."""
 
     @property
     def success_rate(self) -> float:
@@ -67,8 +100,14 @@ class Experience(BaseModel):
 
     @property
     def active(self) -> bool:
-        """Not replaced by a newer experience."""
-        return self.superseded_by is None
+        """Neither replaced by a newer experience nor pruned."""
+        return self.superseded_by is None and self.pruned is None
+
+    def record(self, iteration: int, kind: EventKind, note: str = "", *related: str) -> None:
+        """Add an event to its history."""
+        self.events.append(
+            ExperienceEvent(iteration=iteration, kind=kind, note=note, related=list(related))
+        )
 
     def applies_to(self, env: str) -> bool:
         """Whether the experience's environments include ``env``."""
@@ -120,8 +159,8 @@ class Experience(BaseModel):
             f"- **Situation:** {self.situation}\n- **Action:** {self.action}\n"
             f"- **Outcome:** {self.outcome}\n- **Lesson:** {self.lesson}\n"
             f"- **Applies to:** {', '.join(c.envs) or '-'}; {self.turns()}; preconditions: {pre}\n"
-            f"- **Track record:** {self.learned()}; used {self.uses}x, success "
-            f"{self.success_rate:.0%}; "
+            f"- **Track record:** {self.learned()}; retrieved at {self.retrievals} turns of "
+            f"{self.uses} episodes, success {self.success_rate:.0%}; "
             f"origin {self.origin}"
             + (f" of {', '.join(self.parents)}" if self.parents else "")
             + "\n"

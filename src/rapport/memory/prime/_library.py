@@ -24,30 +24,43 @@ ZONE_TITLES = {
 
 
 class LibraryVersion(BaseModel):
-    """One change set of the library."""
+    """One update of the library (a round's distillation and evolution)."""
 
     version: int
     iteration: int
     added: list[str] = Field(default_factory=list)
     removed: list[str] = Field(default_factory=list)
+    """Experiences pruned."""
     merged: list[str] = Field(default_factory=list)
     """Experiences that gained an episode: a new lesson said what they say."""
     dropped: list[str] = Field(default_factory=list)
     """Lessons the distiller wrote that failed a check, each with why (audit)."""
+    touched: dict[str, list[str]] = Field(default_factory=dict)
+    """Operator -> the experiences it rewrote this update."""
+    size: int = 0
+    """Active experiences after the update."""
+    zones: dict[str, int] = Field(default_factory=dict)
+    """Active experiences per zone after the update."""
     note: str = ""
     created_at: float = Field(default_factory=time.time)
 
 
 class ExperienceLibrary(BaseModel):
-    """All experiences (superseded ones kept for provenance) and the version history."""
+    """All experiences (superseded and pruned ones kept, inactive, for their lineage) and
+    the version history."""
 
     experiences: dict[str, Experience] = Field(default_factory=dict)
     version: int = 0
     iteration: int = 0
     """Evolution iterations done so far."""
+    rounds: int = 0
+    """Rounds of train episodes distilled so far."""
     history: list[LibraryVersion] = Field(default_factory=list)
     model: str = ""
     """The model that built the library (transfer: it may be loaded under another)."""
+    embedder: str = ""
+    """The embedder retrieval compared situations with (``hashing`` when MiniLM was not
+    installed), and the similarity threshold."""
     _next: int = PrivateAttr(default=0)
     _index: Any = PrivateAttr(default=None)
 
@@ -64,7 +77,7 @@ class ExperienceLibrary(BaseModel):
         self._index = None
 
     def remove(self, ids: list[str]) -> None:
-        """Drop experiences (pruning)."""
+        """Delete experiences outright (pruning only marks them: `Experience.pruned`)."""
         for i in ids:
             self.experiences.pop(i, None)
         self._index = None
@@ -77,23 +90,27 @@ class ExperienceLibrary(BaseModel):
         note: str,
         merged: list[str] | None = None,
         dropped: list[str] | None = None,
+        touched: dict[str, list[str]] | None = None,
     ) -> None:
-        """Record a change set as a new version (no-op when nothing was added, removed,
-        merged or dropped: a distillation whose every lesson failed its checks is kept as a
-        version too, so the audit trail misses none)."""
-        if added or removed or merged or dropped:
-            self.version += 1
-            self.history.append(
-                LibraryVersion(
-                    version=self.version,
-                    iteration=self.iteration,
-                    added=added,
-                    removed=removed,
-                    merged=merged or [],
-                    dropped=dropped or [],
-                    note=note,
-                )
+        """Record an update as the next version (one version per update, whatever changed:
+        an update whose every lesson failed its checks is kept too, so the audit trail
+        misses none)."""
+        self.version += 1
+        active = self.active()
+        self.history.append(
+            LibraryVersion(
+                version=self.version,
+                iteration=self.iteration,
+                added=added,
+                removed=removed,
+                merged=merged or [],
+                dropped=dropped or [],
+                touched=touched or {},
+                size=len(active),
+                zones={z: sum(e.zone == z for e in active) for z in ZONE_ORDER},
+                note=note,
             )
+        )
         self._index = None
 
     def same_as(self, experience: Experience) -> Experience | None:
@@ -176,6 +193,8 @@ class ExperienceLibrary(BaseModel):
             "episodes that succeeded, warnings from ones that failed, preferences from partial "
             "successes.\n"
         )
+        if self.embedder:
+            lines.append(f"Retrieval: {self.embedder}.\n")
         envs = sorted({_env_of(e) for e in exps})
         if envs:
             lines += ["| environment | " + " | ".join(ZONE_ORDER) + " |", "|---" * 4 + "|"]
@@ -200,6 +219,9 @@ class ExperienceLibrary(BaseModel):
                 lines.append(f"### {env}\n")
                 lines += [e.markdown() for e in group if _env_of(e) == env]
         if self.history:
+            lines += self._history_table()
+            lines += self._lineage()
+            lines += self._pruned()
             lines.append("## History\n")
             for h in self.history:
                 change = f"+{len(h.added)} -{len(h.removed)}"
@@ -214,6 +236,64 @@ class ExperienceLibrary(BaseModel):
                 )
                 lines += [f"- v{v}: {d}" for v, d in dropped]
         return "\n".join(lines) + "\n"
+
+    def _history_table(self) -> list[str]:
+        """The library after each update: its size, its zones and what changed."""
+        lines = [
+            "## Library by iteration\n",
+            "| iteration | version | size | golden | warning | preference | added | merged "
+            "| mutated | generalized | crossed | pruned | not kept |",
+            "|---" * 13 + "|",
+        ]
+        for h in self.history:
+            ops = [len(h.touched.get(op, [])) for op in ("mutation", "generalization", "crossover")]
+            zones = [h.zones.get(z, 0) for z in ZONE_ORDER]
+            row = [h.iteration, h.version, h.size, *zones, len(h.added), len(h.merged), *ops]
+            row += [len(h.removed), len(h.dropped)]
+            lines.append("| " + " | ".join(map(str, row)) + " |")
+        return [*lines, ""]
+
+    def _lineage(self) -> list[str]:
+        """Each active experience's history, with the history of those it was made from."""
+        exps = sorted(self.active(), key=_reading_order)
+        if not exps:
+            return []
+        lines = [
+            "## Lineage\n",
+            "What happened to each experience in the library, and to those it came from.\n",
+        ]
+        for e in exps:
+            lines.append(f"- **{e.id}** ({e.zone}, {e.stage}; {_env_of(e)}): {e.lesson}")
+            lines += self._events(e, depth=1, seen=set())
+        return [*lines, ""]
+
+    def _events(self, e: Experience, *, depth: int, seen: set[str]) -> list[str]:
+        seen.add(e.id)
+        pad = "  " * depth
+        lines = [f"{pad}- {event.line()}" for event in e.events]
+        for parent_id in e.parents:
+            parent = self.experiences.get(parent_id)
+            if parent is None or parent_id in seen:
+                continue
+            lines.append(
+                f"{pad}- from {parent_id} ({parent.zone}, {parent.stage}): {parent.lesson}"
+            )
+            lines += self._events(parent, depth=depth + 1, seen=seen)
+        return lines
+
+    def _pruned(self) -> list[str]:
+        """The experiences pruning took out, each with when and why."""
+        gone = [e for e in self.experiences.values() if e.pruned is not None]
+        if not gone:
+            return []
+        lines = ["## Pruned\n"]
+        for e in sorted(gone, key=_reading_order):
+            when = next((ev.iteration for ev in e.events if ev.kind == "pruned"), self.iteration)
+            lines.append(
+                f"- {e.id} ({e.zone}, {e.stage}; {_env_of(e)}), iteration {when}: {e.pruned}. "
+                f"{e.lesson}"
+            )
+        return [*lines, ""]
 
     def to_json(self) -> str:
         """The whole library as JSON (loads back with `from_json`)."""

@@ -1,16 +1,19 @@
-"""PrimeMemory: distil train episodes into a shared, evolving experience library; retrieve."""
+"""PrimeMemory: explore in rounds, distil each round's episodes into a library its condition
+shares, evolve the whole library once per round; retrieve at every turn."""
 
 from __future__ import annotations
 
+import asyncio
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import BaseModel, Field
 
-from rapport.llm import Message, ModelError, ModelRoles
+from rapport.llm import Message, ModelError, ModelRoles, derive_seed
 from rapport.log import GymOutcome, MemoryItem, MemoryState, SessionRecord
 from rapport.memory import (
     BaseMemory,
@@ -21,29 +24,42 @@ from rapport.memory import (
     get_embedder,
 )
 
-from ._credit import Credit, stage_of
-from ._distill import Fields, distill
-from ._evolve import EvolutionSettings, evolve_once
+from ._credit import Credit, TrajectoryReward, stage_of, trajectory_reward
+from ._distill import Fields, distill, explorations
+from ._evolve import EvolutionSettings, IterationResult, evolve_once
 from ._library import ExperienceLibrary
 from ._select import select, zone_prompt
 from ._situation import situation_text
+
+PAPER_SIMILARITY = 0.6
+"""The paper's threshold, set for a 1536-d OpenAI embedding."""
+SIMILARITY = {"all-MiniLM-L6-v2": 0.75, "hashing": 0.6}
+"""The threshold each embedder's scale of cosine similarity calls for: the one that best
+separates alike situations from the rest on our gyms' situations
+(``benchmarks/prime_threshold.py``: MiniLM passes 88% of candidate pairs at 0.6, alike
+or not, and 60% at 0.75; hashing passes 53% at 0.6, near its best). Other embedders take
+the paper's."""
 
 
 class PrimeOptions(MemoryOptions):
     """PRIME's settings (memory options from the config)."""
 
-    credit: Credit = "reward_to_go"
-    """Credit assignment: ``reward_to_go`` (gamma 0.8) or ``equalized``."""
+    credit: Credit = "R2G"
+    """Credit assignment over an episode's turns: ``R2G`` (reward-to-go, gamma 0.8) or
+    ``Equalized`` (every turn the same weight: the key turns are the first ``key_turns``)."""
+    trajectory_reward: TrajectoryReward = "R2G"
+    """The reward an episode counts for (its zone, a poor outcome): ``R2G`` discounts its
+    turn rewards by gamma 0.8 from the first turn on; ``score`` takes the gym's score."""
     key_turns: int = Field(default=3, ge=1)
-    reveal_hidden: bool = True
+    reveal_hidden: bool = False
     """Show the distiller what a finished train episode kept hidden (the rule, the entity,
-    the user's intent), so lessons can say what would have found it."""
+    the user's intent), not only the trajectory."""
     distill_fields: Fields = "lesson"
-    """``lesson``: the distiller writes lessons and preconditions, and each experience's
-    situation, action and outcome are taken from the log; ``all``: it writes every field."""
+    """``lesson``: the distiller writes the lesson, and each experience's situation, action
+    and outcome are taken from the log; ``all``: it writes every field."""
     refine: bool = True
-    """Show the distiller the lessons that failed a check (too short, looping, naming the
-    answer, a false "again" ...) and have it write them again; what still fails is dropped
+    """Show the distiller a lesson that failed a check (too short, looping, naming the
+    answer, a false "again" ...) and have it write it again; what still fails is dropped
     and listed in the library's history."""
     warning_actions: bool = False
     """Show the agent a warning's failed move, not only its situation and lesson (a small
@@ -51,15 +67,29 @@ class PrimeOptions(MemoryOptions):
     select_k: int = Field(default=3, ge=1)
     """Experiences the selection model may pick per turn."""
     max_candidates: int = Field(default=20, ge=1)
-    min_similarity: float = 0.6
+    min_similarity: float | None = None
+    """The similarity a stored situation needs to be offered (None: the one measured for
+    the embedder in use, `SIMILARITY`)."""
     select_with_model: bool = True
     """False: take the top ``select_k`` candidates by similarity (no model call)."""
-    iterations: int = Field(default=5, ge=0)
-    """Evolution iterations (one after each train episode until done)."""
+    iterations: int | None = Field(default=None, ge=0)
+    """At most this many evolution iterations (None: one per round; 0: distil only)."""
+    prune_every: int = Field(default=2, ge=1)
+    """Prune every this many iterations."""
     embedder: str = "auto"
     library_path: str | None = None
     """Start from a library JSON file (e.g. one built with another model)."""
-    seed: int = 0
+    seed: int | None = None
+    """The evolution RNG's seed (None: derived from the run seed)."""
+
+
+class PendingEpisode(BaseModel):
+    """A train episode learned from and not yet distilled (its round is not over)."""
+
+    round: int | None
+    record: SessionRecord
+    retrieved: dict[str, int] = Field(default_factory=dict)
+    """Experience id -> the turns it was retrieved at in this episode."""
 
 
 @dataclass
@@ -67,11 +97,21 @@ class _Episode:
     env: str = ""
     horizon: int = 16
     split: str = "train"
-    used: set[str] = field(default_factory=set)
+    round: int | None = None
+    round_episodes: int = 0
+    retrieved: Counter[str] = field(default_factory=Counter)
 
 
 class PrimeMemory(BaseMemory):
-    """PRIME: the library is shared by every user of a condition and travels in snapshots.
+    """PRIME: the library belongs to the condition (every user shares it) and travels in
+    snapshots.
+
+    Train episodes come in rounds (``round``, ``rounds`` and ``round_episodes`` in the
+    session's attributes; an episode without them is a round of its own). A round's
+    episodes wait in the memory until the last of them is learned: then they are
+    distilled (one experience each) and the whole library evolves once, as one update,
+    one new version, under a lock. An episode of a later round, or an eval episode, first
+    completes any round left open (an episode of it failed and was never learned).
 
     Args:
         models: the ``memory`` role distils, evolves and selects.
@@ -90,17 +130,18 @@ class PrimeMemory(BaseMemory):
     ) -> None:
         super().__init__(models, **options)
         self.settings = self.options
-        self.evolution = EvolutionSettings(
-            iterations=self.settings.iterations,
-            keep_log_fields=self.settings.distill_fields == "lesson",
-        )
         self._embedder = encoder
+        self._given = encoder is not None
         self.library = (
             ExperienceLibrary.load(self.settings.library_path)
             if self.settings.library_path
             else ExperienceLibrary()
         )
+        self.pending: dict[str, PendingEpisode] = {}
+        self.rounds = 5
+        """Rounds of the run (from the sessions' attributes): the anneal's length."""
         self._episodes: dict[str, _Episode] = {}
+        self._lock = asyncio.Lock()
 
     @property
     def embedder(self) -> Embedder:
@@ -109,22 +150,61 @@ class PrimeMemory(BaseMemory):
             self._embedder = get_embedder(self.settings.embedder)
         return self._embedder
 
+    @property
+    def min_similarity(self) -> float:
+        """The threshold retrieval applies (the option, else the one for the embedder)."""
+        if self.settings.min_similarity is not None:
+            return self.settings.min_similarity
+        return SIMILARITY.get(self.embedder.name, PAPER_SIMILARITY)
+
+    def retrieval(self) -> str:
+        """Which embedder compares situations, and the threshold: ``hashing (fallback: ...)``
+        when ``auto`` found no MiniLM."""
+        name = self.embedder.name
+        backend = getattr(self.embedder, "backend", None)
+        label = f"{name} ({backend})" if isinstance(backend, str) else name
+        if name == "hashing" and self.settings.embedder == "auto" and not self._given:
+            label += " (fallback: the MiniLM embedder is not installed)"
+        return f"{label}, similarity >= {self.min_similarity:g}"
+
+    @property
+    def evolution(self) -> EvolutionSettings:
+        """The schedule: the anneal over the run's rounds, pruning every ``prune_every``."""
+        cap = self.settings.iterations
+        return EvolutionSettings(
+            iterations=self.rounds if cap is None else min(cap, self.rounds),
+            prune_every=self.settings.prune_every,
+            keep_log_fields=self.settings.distill_fields == "lesson",
+        )
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit vectors for texts."""
         return np.asarray(self.embedder.encode(texts), dtype=np.float32)
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         attrs = session.attributes
+        split = str(attrs.get("split", "train"))
+        round_ = attrs.get("round")
+        if attrs.get("rounds") is not None:
+            self.rounds = int(attrs["rounds"])
         self._episodes[user.id] = _Episode(
             env=str(attrs.get("env", session.task)),
             horizon=int(attrs.get("horizon", 16)),
-            split=str(attrs.get("split", "train")),
+            split=split,
+            round=None if round_ is None else int(round_),
+            round_episodes=int(attrs.get("round_episodes", 0)),
         )
+        if round_ is not None:
+            async with self._lock:
+                while self.library.rounds < int(round_):
+                    await self._consolidate(self.library.rounds)
+                if split == "eval" and self.pending:
+                    await self._consolidate(None)
         return ""
 
     async def recall(self, user: UserRef, conversation: list[Message]) -> str:
         episode = self._episodes.get(user.id)
-        if episode is None or not self.library.experiences:
+        if episode is None or not self.library.active():
             return ""
         turn = sum(m.role == "assistant" for m in conversation)
         stage = stage_of(turn, episode.horizon)
@@ -135,7 +215,7 @@ class PrimeMemory(BaseMemory):
             stage,
             query,
             self.encode,
-            min_similarity=self.settings.min_similarity,
+            min_similarity=self.min_similarity,
             limit=self.settings.max_candidates,
         )
         candidates = [e for e, _ in found]
@@ -154,67 +234,143 @@ class PrimeMemory(BaseMemory):
             )
         else:
             chosen = candidates[: self.settings.select_k]
-        episode.used.update(e.id for e in chosen)
+        if episode.split == "train":
+            episode.retrieved.update(e.id for e in chosen)
         return zone_prompt(chosen, warning_actions=self.settings.warning_actions)
 
     async def learn(self, user: UserRef, record: SessionRecord) -> None:
-        """Track usage, distil the episode, run one evolution iteration (train sessions only)."""
+        """Keep a train episode for its round's distillation; when it is the round's last,
+        distil the round and evolve the library (eval episodes leave it as it is)."""
         if record.split != "train":
             return
         episode = self._episodes.pop(user.id, _Episode())
-        self.track_usage(episode.used, record.outcome.reward() or 0.0)
-        error: ModelError | None = None
-        try:
-            await self._distill(record)
-        except ModelError as exc:
-            error = exc
-        if self.library.iteration < self.evolution.iterations:
-            rng = random.Random(f"{self.settings.seed}:{self.library.iteration}")
-            await evolve_once(self.library, self.models.get("memory"), rng, self.evolution)
-        if error is not None:
-            raise error
+        key = f"{record.condition}/{record.user_id}/{record.spec_id}"
+        async with self._lock:
+            self.pending[key] = PendingEpisode(
+                round=episode.round, record=record, retrieved=dict(episode.retrieved)
+            )
+            if episode.round is None:
+                await self._consolidate(self.library.rounds)
+                return
+            waiting = sum(p.round == episode.round for p in self.pending.values())
+            if (
+                episode.round_episodes
+                and waiting >= episode.round_episodes
+                and self.library.rounds <= episode.round
+            ):
+                while self.library.rounds <= episode.round:
+                    await self._consolidate(self.library.rounds)
 
-    def track_usage(self, used: set[str], reward: float) -> None:
-        """Count a train episode's outcome for every experience it retrieved."""
-        for exp_id in used:
-            e = self.library.experiences.get(exp_id)
-            if e is not None:
-                e.uses += 1
-                e.successes += reward >= 0.7
-                e.poor_uses += reward <= 0.3
+    async def _consolidate(self, round_: int | None) -> None:
+        """One update of the library: the track records of the waiting episodes, their
+        distillation and (for a round) one evolution iteration, committed as one version.
 
-    async def _distill(self, record: SessionRecord) -> None:
-        """Distil the episode; a lesson the library already holds (for the same environments,
-        zone and stage) adds the episode to that experience instead of a second copy."""
-        ids = [self.library.new_id() for _ in range(self.settings.key_turns)]
-        made = await distill(
-            self.models.get("memory"),
-            record,
-            library_ids=ids,
-            iteration=self.library.iteration,
-            credit=self.settings.credit,
-            k=self.settings.key_turns,
-            reveal_hidden=self.settings.reveal_hidden,
-            fields=self.settings.distill_fields,
-            refine=self.settings.refine,
+        ``round_``: the round (from 0) that ends; None distils the episodes that arrived
+        after their round ended (an episode run again on resume), without evolution.
+        """
+        lib = self.library
+        due = sorted(
+            (key, p)
+            for key, p in self.pending.items()
+            if round_ is None or p.round is None or p.round <= round_
         )
-        added, merged = [], []
-        for e in made.experiences:
-            twin = self.library.same_as(e)
-            if twin is None:
-                self.library.add(e)
-                added.append(e.id)
-            else:
-                twin.provenance += e.provenance
-                merged.append(twin.id)
-        self.library.model = self.library.model or self.models.spec("agent")
-        note = f"distilled {record.spec_id}"
-        if made.refined:
-            note += f" ({made.refined} lesson{'s' if made.refined > 1 else ''} rewritten)"
-        self.library.commit(added=added, removed=[], merged=merged, dropped=made.dropped, note=note)
+        iteration = lib.iteration + 1 if round_ is not None else lib.iteration
+        self._track(due, iteration)
+        added, merged, dropped, refined = [], [], [], 0
+        for key, pending in due:
+            try:
+                made = await distill(
+                    self.models.get("memory"),
+                    pending.record,
+                    library_id=lib.new_id(),
+                    iteration=iteration,
+                    credit=self.settings.credit,
+                    k=self.settings.key_turns,
+                    reveal_hidden=self.settings.reveal_hidden,
+                    fields=self.settings.distill_fields,
+                    refine=self.settings.refine,
+                    reward_of=self.settings.trajectory_reward,
+                )
+            except ModelError as exc:
+                dropped.append(f"{key}: not distilled ({type(exc).__name__}: {exc})")
+                continue
+            refined += made.refined
+            dropped += made.dropped
+            for e in made.experiences:
+                twin = lib.same_as(e)
+                if twin is None:
+                    lib.add(e)
+                    added.append(e.id)
+                else:
+                    twin.provenance += e.provenance
+                    twin.record(iteration, "merged", f"{key} taught the same lesson")
+                    merged.append(twin.id)
+            self.pending.pop(key)
+        note = f"distilled {len(due)} episode{'s' if len(due) != 1 else ''}"
+        if refined:
+            note += f" ({refined} lesson{'s' if refined > 1 else ''} rewritten)"
+        result = IterationResult()
+        if round_ is not None:
+            note = f"round {round_ + 1}: {note}"
+            settings = self.evolution
+            if lib.iteration < settings.iterations:
+                seed = self.models.seed if self.settings.seed is None else self.settings.seed
+                rng = random.Random(derive_seed(seed, f"prime:evolution:{lib.iteration + 1}"))
+                result = await evolve_once(lib, self.models.get("memory"), rng, settings)
+                note += (
+                    f"; evolution iteration {lib.iteration} (T={result.temperature:.2f}): "
+                    + result.summary()
+                )
+            lib.rounds = round_ + 1
+        else:
+            note += " that came after their round"
+        lib.model = lib.model or self.models.spec("agent")
+        lib.embedder = self.retrieval()
+        lib.commit(
+            added=added + result.added,
+            removed=list(result.removed),
+            merged=merged,
+            dropped=dropped + result.dropped + result.failed,
+            touched=result.touched,
+            note=note,
+        )
+
+    def _track(self, due: list[tuple[str, PendingEpisode]], iteration: int) -> None:
+        """Count the episodes' retrievals into the track records of what they retrieved."""
+        turns: Counter[str] = Counter()
+        episodes: Counter[str] = Counter()
+        solved: Counter[str] = Counter()
+        for _, pending in due:
+            outcome = pending.record.outcome
+            if not isinstance(outcome, GymOutcome):
+                continue
+            rewards = [s.reward for s in explorations(pending.record)]
+            reward = trajectory_reward(
+                rewards, outcome.trajectory_reward, self.settings.trajectory_reward
+            )
+            for exp_id, n in pending.retrieved.items():
+                e = self.library.experiences.get(exp_id)
+                if e is None:
+                    continue
+                e.retrievals += n
+                e.uses += 1
+                e.successes += outcome.success
+                e.poor_uses += reward <= 0.3
+                turns[exp_id] += n
+                episodes[exp_id] += 1
+                solved[exp_id] += outcome.success
+        for exp_id in sorted(turns):
+            n, m = turns[exp_id], episodes[exp_id]
+            self.library.experiences[exp_id].record(
+                iteration,
+                "retrieved",
+                f"{n} turn{'s' if n != 1 else ''} of {m} episode{'s' if m != 1 else ''}, "
+                f"{solved[exp_id]} solved",
+            )
 
     def snapshot(self, user: UserRef) -> MemoryState:
-        """The shared library: its active experiences as items, the whole of it in ``data``."""
+        """The shared library (its active experiences as items, the whole of it and the
+        episodes waiting for their round's end in ``data``)."""
         items = [
             MemoryItem(
                 id=e.id,
@@ -224,6 +380,7 @@ class PrimeMemory(BaseMemory):
                     "zone": e.zone,
                     "stage": e.stage,
                     "envs": e.conditions.envs,
+                    "retrievals": e.retrievals,
                     "uses": e.uses,
                     "success_rate": e.success_rate,
                     "origin": e.origin,
@@ -231,13 +388,27 @@ class PrimeMemory(BaseMemory):
             )
             for e in self.library.active()
         ]
-        return MemoryState(items=items, data={"library": self.library.model_dump(mode="json")})
+        data: dict[str, Any] = {"library": self.library.model_dump(mode="json")}
+        if self.pending:
+            data["pending"] = {k: p.model_dump(mode="json") for k, p in self.pending.items()}
+        return MemoryState(items=items, data=data)
 
     def restore(self, user: UserRef, state: MemoryState) -> None:
-        """Load the library from a snapshot unless the one held is newer."""
+        """Load the library from a snapshot unless the one held is newer; at the same
+        version, add the snapshot's waiting episodes to those held."""
         data = state.data.get("library")
-        if data and int(data.get("version", 0)) >= self.library.version:
+        if not data:
+            return
+        version = int(data.get("version", 0))
+        pending = {
+            k: PendingEpisode.model_validate(v) for k, v in state.data.get("pending", {}).items()
+        }
+        if version > self.library.version:
             self.library = ExperienceLibrary.model_validate(data)
+            self.pending = pending
+        elif version == self.library.version:
+            for key, episode in pending.items():
+                self.pending.setdefault(key, episode)
 
     def save(self, path: str | Path) -> None:
         """Write the library as JSON (load it into another run with ``library_path``)."""
