@@ -15,8 +15,9 @@ from pydantic import BaseModel, Field
 
 from rapport.llm import ToolSpec
 
-Category = Literal["base", "miss_param", "miss_func", "long_context"]
-"""The BFCL multi-turn categories PrefIx draws tasks from."""
+Category = Literal["base", "miss_param", "miss_func", "long_context", "toolbox"]
+"""The BFCL multi-turn categories PrefIx draws tasks from, and ``toolbox``: our tasks on
+PrefIx's two added toolboxes (``TradingBeaver``, ``TravelBeaver``)."""
 
 When = Literal[
     "before_call",

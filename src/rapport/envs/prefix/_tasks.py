@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 from rapport.llm import ToolSpec
 from rapport.prefs.prefix import Category
 
+from ._toolboxes import DOCS as TOOLBOX_DOCS
+
 INSTALL_HINT = "PrefIx needs bfcl-eval: pip install --no-deps bfcl-eval==2026.3.23 mpmath"
 
 DOC_FILES = {
@@ -68,7 +70,10 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 @functools.cache
 def load_tasks(category: Category) -> tuple[BfclTask, ...]:
-    """The 200 tasks of one multi-turn category, with their ground truth."""
+    """The 200 tasks of one multi-turn category, with their ground truth (``toolbox``: our
+    tasks on PrefIx's two added toolboxes)."""
+    if category == "toolbox":
+        return toolbox_tasks()
     root = data_dir()
     questions = _read_jsonl(root / f"BFCL_v4_multi_turn_{category}.json")
     answers = {
@@ -94,6 +99,13 @@ def _task(row: dict[str, Any], truth: list[list[str]], category: str) -> BfclTas
     )
 
 
+@functools.cache
+def toolbox_tasks() -> tuple[BfclTask, ...]:
+    """Our multi-turn tasks on ``TradingBeaver`` and ``TravelBeaver``, with ground truth."""
+    text = resources.files(__package__).joinpath("toolbox_tasks.json").read_text("utf-8")
+    return tuple(BfclTask(category="toolbox", **row) for row in json.loads(text))
+
+
 def task_by_id(task_id: str) -> BfclTask:
     """Look a task up by its BFCL id (``multi_turn_base_7``)."""
     category = task_id.removeprefix("multi_turn_").rsplit("_", 1)[0]
@@ -105,6 +117,8 @@ def task_by_id(task_id: str) -> BfclTask:
 
 @functools.cache
 def _docs(class_name: str) -> tuple[dict[str, Any], ...]:
+    if class_name in TOOLBOX_DOCS:
+        return TOOLBOX_DOCS[class_name]
     return tuple(_read_jsonl(data_dir() / "multi_turn_func_doc" / DOC_FILES[class_name]))
 
 
