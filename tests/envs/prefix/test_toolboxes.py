@@ -3,15 +3,31 @@
 from __future__ import annotations
 
 import inspect
+import json
 
 import pytest
 
 pytest.importorskip("bfcl_eval")
 
-from rapport.envs.prefix import SafeExecutor, check_accuracy, load_tasks, system_tools, task_by_id
+from rapport.envs import Condition, SessionSpec, create_benchmark
+from rapport.envs.prefix import (
+    BfclTask,
+    PrefixBenchmark,
+    SafeExecutor,
+    check_accuracy,
+    load_tasks,
+    parse_call,
+    system_tools,
+    task_by_id,
+    ux_dimensions,
+)
 from rapport.envs.prefix._checker import replay_turns
 from rapport.envs.prefix._failures import FailurePlan
 from rapport.envs.prefix._toolboxes import DOCS, TradingBeaver, TravelBeaver
+from rapport.eval import play_session
+from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
+from rapport.log import ExperimentConfig, PrefixTask
+from rapport.memory import BaseMemory
 
 
 def test_ground_truth_replayed_turn_by_turn_passes_every_toolbox_task() -> None:
@@ -130,3 +146,78 @@ def test_injected_failures_reach_the_toolboxes_as_any_backend() -> None:
     first, second = trial.run(call), trial.run(call)
     assert first.injected and not second.injected
     assert second.result == '{"travel_cost_list": [440.0]}'
+
+
+def _agent(task: BfclTask) -> ScriptedAPI:
+    """Does each turn's reference calls after each message of the person, confirming writes."""
+
+    def plan(turn: int) -> list[ToolCall]:
+        calls = []
+        for i, text in enumerate(task.ground_truth[turn]):
+            parsed = parse_call(text)
+            if parsed.name in WRITES:
+                calls.append(
+                    ToolCall(
+                        id=f"q{turn}.{i}",
+                        name="confirmation",
+                        arguments={"execution_function": parsed.name, "content": "Go ahead?"},
+                    )
+                )
+            calls.append(ToolCall(id=f"c{turn}.{i}", name=parsed.name, arguments=parsed.kwargs))
+        return calls
+
+    def respond(request: Request) -> str | ToolCall:
+        users = [i for i, m in enumerate(request.messages) if m.role == "user"]
+        turn = min(len(users), len(task.ground_truth)) - 1
+        steps = plan(turn)
+        done = sum(m.role == "tool" for m in request.messages[users[-1] :])
+        if done < len(steps):
+            return steps[done]
+        return "All done." if turn == len(task.ground_truth) - 1 else "That part is done."
+
+    return ScriptedAPI(responder=respond)
+
+
+WRITES = {"trading_login", "add_to_watchlist", "place_order", "cancel_order"}
+
+
+async def test_a_toolbox_task_plays_as_a_whole_session_on_scripted_models() -> None:
+    task = task_by_id("multi_turn_toolbox_0")
+
+    def user(request: Request) -> str:
+        if request.json_schema is not None:
+            return json.dumps({"instruction": " ".join(task.turns)})
+        last = request.messages[-1].content
+        if "All done" in last:
+            return "Thanks. <END>"
+        if "part is done" in last:
+            return "Good, now the next part."
+        return "Yes, go ahead." if "?" in last else "Please see to my trading account."
+
+    judge = ScriptedAPI(
+        responder=lambda _r: json.dumps(
+            {
+                d.id: {"score": 4, "justification": "ok", "evidence_turns": [0]}
+                for d in ux_dimensions()
+            }
+        )
+    )
+    config = ExperimentConfig(
+        benchmark="prefix",
+        memory=["none"],
+        options={"settings": "tool_initiative_reactive", "categories": "toolbox"},
+    )
+    bench = create_benchmark(config)
+    assert isinstance(bench, PrefixBenchmark)
+    user_spec = bench.users(1, 0)[0]
+    assert {s.id.split("_")[-2] for s in bench.sessions(user_spec, 3, seed=0)} == {"toolbox"}
+    spec = SessionSpec(id=task.id, user_id=user_spec.id, index=0, task=PrefixTask(task_id=task.id))
+    models = ModelRoles(
+        {"agent": _agent(task), "user": ScriptedAPI(responder=user), "judge": judge}
+    )
+    condition = Condition(name="no_p+none", memory="none", settings={"prompting": "no_p"})
+    record = await play_session(
+        bench, spec, user_spec, models=models, memory=BaseMemory(models), condition=condition
+    )
+    assert record.scores["accuracy"] == 1.0 and record.scores["coverage"] == 1.0
+    assert record.scores["align_recall"] == 1.0 and record.scores["align_precision"] == 1.0
