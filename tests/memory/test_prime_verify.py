@@ -22,6 +22,7 @@ from rapport.memory.prime import (
     same_lesson,
 )
 from rapport.memory.prime._distill import Exploration
+from rapport.memory.prime._verify import whole_sentences
 
 FUNCTION = TurnFacts(
     turn=2,
@@ -151,6 +152,46 @@ async def test_a_failed_lesson_goes_back_with_why_and_its_rewrite_is_checked_aga
     )
     assert not no_refine.experiences and no_refine.refined == 0
     assert [d.split(" (")[1] for d in no_refine.dropped] == ["is too short to act on)"]
+
+
+@pytest.mark.parametrize(
+    ("written", "kept"),
+    [
+        # Stopped by the length limit in its second sentence: the first is kept.
+        (
+            "Always ask a question before giving an answer. This will help you gather more "
+            "information and make a more informed decision about what the rule could be and "
+            "which inputs to query next so th",
+            "Always ask a question before giving an answer.",
+        ),
+        # No whole sentence before the cut, or a whole one too short to act on: as written.
+        (
+            "Remember to always query the environment before answering, especially when "
+            "you're unsure about the inputs or the function's behaviour and what it does to",
+            None,
+        ),
+        ("Query b. Then query a, c and d one at a time to see what each of them does,", None),
+        ("Query f(0, 1, 0, 0) next to see what b does.", None),
+    ],
+)
+def test_a_lesson_cut_by_the_length_limit_keeps_its_whole_sentences(
+    written: str, kept: str | None
+) -> None:
+    assert whole_sentences(written) == (kept or written)
+
+
+async def test_the_distiller_keeps_the_whole_sentences_of_a_cut_lesson() -> None:
+    cut = (
+        "Query f(0, 1, 0, 0) next to see what b does. Then vary one input at a time and "
+        "compare each reply with the one before, so that every coefficient of the rule is "
+        "pinned down before you give any"
+    )
+    api = _distiller(cut)
+    out = await distill(
+        ModelRoles({"all": api}).get("memory"), _record(MOVES, 0.0), library_id="e1", iteration=1
+    )
+    assert [e.lesson for e in out.experiences] == ["Query f(0, 1, 0, 0) next to see what b does."]
+    assert out.refined == 0 and len(api.requests) == 1
 
 
 def test_an_unreadable_move_is_marked_in_the_experience() -> None:

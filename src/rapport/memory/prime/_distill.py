@@ -23,7 +23,7 @@ from ._credit import (
 from ._experience import Conditions, Experience, ExperienceEvent
 from ._prompts import render
 from ._situation import compact_situation, move_gist
-from ._verify import LESSON_CHARS, TurnFacts, lesson_problems
+from ._verify import LESSON_CHARS, TurnFacts, lesson_problems, whole_sentences
 
 ZONE_TEXT = {
     "golden": ("it worked", "say what to do"),
@@ -353,9 +353,10 @@ async def _write(
     if fields == "all":
         out = await model.generate(messages, schema=DistilledText, config=config)
         t = out.parsed
-        return (t.situation, t.action, t.outcome, t.lesson, t.preconditions), out.text
+        lesson = whole_sentences(t.lesson)
+        return (t.situation, t.action, t.outcome, lesson, t.preconditions), out.text
     got = await model.generate(messages, schema=Lesson, config=config)
-    return (*grounded(steps, anchor, reward), got.parsed.lesson, []), got.text
+    return (*grounded(steps, anchor, reward), whole_sentences(got.parsed.lesson), []), got.text
 
 
 def _refine_request(lesson: str, problems: list[str]) -> str:

@@ -102,6 +102,20 @@ def cut_off(text: str) -> bool:
     )
 
 
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+
+
+def whole_sentences(text: str) -> str:
+    """A lesson cut off mid-sentence (the length limit stops the model's string) without
+    its unfinished last sentence, when what remains is a sentence of four words or more;
+    any other text as it is."""
+    if not cut_off(text):
+        return text
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    kept = text[: ends[-1]].strip() if ends else ""
+    return kept if len(kept.split()) >= 4 else text
+
+
 def lesson_problems(lesson: str, facts: TurnFacts) -> list[str]:
     """Why ``lesson`` cannot go into the library (empty: it can), each reason a clause that
     reads after "the lesson ..." and tells the distiller what to fix."""
