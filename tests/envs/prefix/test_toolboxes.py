@@ -23,11 +23,15 @@ from rapport.envs.prefix import (
 )
 from rapport.envs.prefix._checker import replay_turns
 from rapport.envs.prefix._failures import FailurePlan
-from rapport.envs.prefix._toolboxes import DOCS, TradingBeaver, TravelBeaver
+from rapport.envs.prefix._toolboxes import toolbox_docs
+from rapport.envs.prefix._trading_beaver import TradingBeaver
+from rapport.envs.prefix._travel_beaver import TravelBeaver
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
 from rapport.log import ExperimentConfig, PrefixTask
 from rapport.memory import BaseMemory
+
+DOCS = {name: toolbox_docs(name) for name in ("TradingBeaver", "TravelBeaver")}
 
 
 def test_ground_truth_replayed_turn_by_turn_passes_every_toolbox_task() -> None:

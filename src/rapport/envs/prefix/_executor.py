@@ -34,8 +34,8 @@ BACKEND_MODULES = {
     "TradingBot": f"{_BACKEND}.trading_bot",
     "TravelAPI": f"{_BACKEND}.travel_booking",
     "VehicleControlAPI": f"{_BACKEND}.vehicle_control",
-    "TradingBeaver": "rapport.envs.prefix._toolboxes",
-    "TravelBeaver": "rapport.envs.prefix._toolboxes",
+    "TradingBeaver": "rapport.envs.prefix._trading_beaver",
+    "TravelBeaver": "rapport.envs.prefix._travel_beaver",
 }
 STATELESS = frozenset({"MathAPI"})
 NAVIGATION = frozenset({"cd"})

@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 from rapport.llm import ToolSpec
 from rapport.prefs.prefix import Category
 
-from ._toolboxes import DOCS as TOOLBOX_DOCS
+from ._toolboxes import DOC_FILES as TOOLBOX_DOC_FILES
+from ._toolboxes import toolbox_docs
 
 INSTALL_HINT = "PrefIx needs bfcl-eval: pip install --no-deps bfcl-eval==2026.3.23 mpmath"
 
@@ -117,8 +118,8 @@ def task_by_id(task_id: str) -> BfclTask:
 
 @functools.cache
 def _docs(class_name: str) -> tuple[dict[str, Any], ...]:
-    if class_name in TOOLBOX_DOCS:
-        return TOOLBOX_DOCS[class_name]
+    if class_name in TOOLBOX_DOC_FILES:
+        return toolbox_docs(class_name)
     return tuple(_read_jsonl(data_dir() / "multi_turn_func_doc" / DOC_FILES[class_name]))
 
 
