@@ -63,7 +63,7 @@ def evaluate(expr: str, names: Mapping[str, int], *, deadline: float | None = No
         raise ExprError(f"not an expression: {expr[:80]!r}") from exc
     _check_shape(tree.body)
     try:
-        return int(_Evaluator(names, deadline).eval(tree.body))
+        return int(_Evaluator(names, deadline).value(tree.body))
     except (ZeroDivisionError, OverflowError, TypeError) as exc:
         raise ExprError(str(exc)) from exc
 
@@ -87,7 +87,7 @@ class _Evaluator:
         self.names = names
         self.deadline = deadline if deadline is not None else time.monotonic() + MAX_SECONDS
 
-    def eval(self, node: ast.expr) -> int:
+    def value(self, node: ast.expr) -> int:
         if time.monotonic() > self.deadline:
             raise ExprError(f"evaluation over {MAX_SECONDS} s")
         return _bounded(self._eval(node))
@@ -99,7 +99,7 @@ class _Evaluator:
         if isinstance(node, ast.Name) and node.id in names:
             return names[node.id]
         if isinstance(node, ast.BinOp) and type(node.op) in _BIN:
-            left, right = self.eval(node.left), self.eval(node.right)
+            left, right = self.value(node.left), self.value(node.right)
             if isinstance(node.op, ast.Pow):
                 if abs(right) > 8:
                     raise ExprError("exponent too large")
@@ -108,12 +108,12 @@ class _Evaluator:
                 _fits(_bits(left) + _bits(right))
             return _BIN[type(node.op)](left, right)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -self.eval(node.operand)
+            return -self.value(node.operand)
         if isinstance(node, ast.IfExp):
-            return self.eval(node.body if self.eval(node.test) else node.orelse)
+            return self.value(node.body if self.value(node.test) else node.orelse)
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMP:
             return int(
-                _CMP[type(node.ops[0])](self.eval(node.left), self.eval(node.comparators[0]))
+                _CMP[type(node.ops[0])](self.value(node.left), self.value(node.comparators[0]))
             )
         if (
             isinstance(node, ast.Call)
@@ -121,7 +121,7 @@ class _Evaluator:
             and node.func.id in _CALLS
             and not node.keywords
         ):
-            return _CALLS[node.func.id](*(self.eval(a) for a in node.args))
+            return _CALLS[node.func.id](*(self.value(a) for a in node.args))
         raise ExprError(f"unsupported: {ast.dump(node)[:60]}")
 
 
