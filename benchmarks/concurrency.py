@@ -10,6 +10,29 @@ and one agent reply) and per model call. Store commits are timed one by one (p50
 ``--kill-check C`` a run at concurrency C is killed with SIGKILL mid-way, run again to the end,
 and compared with an uninterrupted run session by session. Prints one JSON object.
 
+Each provider call's start and end (as the harness sees them: from the provider being asked to
+the session's task running again, so time a reply waits for a busy event loop counts) and its
+user are recorded, and each row says where the wall time (``wall_s``: `Experiment.run` alone)
+went:
+
+- ``prepare_s``: `prepare_experiment` (users, problems, checks), before and outside ``wall_s``.
+- ``startup_s``: from the start of ``wall_s`` to the first call (store, provenance, first turns).
+- ``first_calls_s``: from that start until every user's first call has returned (ideally
+  ``startup_s`` plus one latency; the burst of C connections and C first replies shows here).
+- ``tail_s``: from the last moment C calls were in flight (after it, fewer are, for good) to the
+  end: users that finished early, the last commits.
+- ``critical_path_s``: the most calls one user made in sequence, times the latency: no harness
+  finishes this exact work sooner. ``efficiency_critical`` = ``critical_path_s / wall_s``; a
+  benchmark whose users make different numbers of calls (``collab``: enforcements, retries)
+  cannot reach ``efficiency`` 1, but can reach ``efficiency_critical`` 1.
+- ``efficiency_steady``: calls/s between the 10% and the 90% of calls completed, over
+  ``C / latency``: the rate while every user is busy, without start-up and tail.
+- ``mean_in_flight``: calls in flight on average (the sum of call durations over ``wall_s``);
+  ``call_p50_ms``/``call_p99_ms``: call durations, against the server's ``latency``.
+- ``user_calls_min_mean_max``: calls per user.
+- ``cpu_share``: harness CPU over ``wall_s`` (the event loop is one thread: near 1, it is the
+  bottleneck, and replies wait for it).
+
     python benchmarks/concurrency.py [--levels 1,8,32,128,256,512] [--benchmarks scripted,collab]
         [--latency 0.2] [--sessions 2] [--max-turns 5] [--kill-check 256] [--out FILE]
 """
@@ -33,10 +56,15 @@ from typing import Any
 
 from rapport.eval import ExperimentConfig, prepare_experiment
 from rapport.llm import ModelRoles
+from rapport.llm._lockstep import current_key
+from rapport.llm._model import Completion, Request
 from rapport.llm._openai import OpenAIAPI
 from rapport.store import RunStore
 
 HERE = Path(__file__).resolve()
+
+Call = tuple[float, float, int | None]
+"""One provider call: its start and end (``perf_counter``) and its user (the runner's job key)."""
 
 
 def _config(bench: str, users: int, args: argparse.Namespace, run_dir: Path) -> ExperimentConfig:
@@ -52,10 +80,29 @@ def _config(bench: str, users: int, args: argparse.Namespace, run_dir: Path) -> 
     )
 
 
-def _models(base_url: str, transport: Any) -> ModelRoles:
+class _TimedAPI:
+    """The provider, with each call's start, end and user (the runner's job key) kept."""
+
+    def __init__(self, api: OpenAIAPI) -> None:
+        self.api, self.name = api, api.name
+        self.calls: list[Call] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.api, name)  # base_url, check_ready: as the provider's own
+
+    async def complete(self, request: Request) -> Completion:
+        started = time.perf_counter()
+        try:
+            return await self.api.complete(request)
+        finally:
+            self.calls.append((started, time.perf_counter(), current_key()))
+
+
+def _models(base_url: str, transport: Any) -> tuple[ModelRoles, _TimedAPI]:
     # One client for every role, as `--model all=openai/...` gives (one connection pool).
     api = OpenAIAPI("loopback", base_url=base_url, max_retries=0, timeout=120, transport=transport)
-    return ModelRoles({"all": api})
+    timed = _TimedAPI(api)
+    return ModelRoles({"all": timed}), timed
 
 
 def _timed_commits() -> tuple[list[float], list[int]]:
@@ -70,7 +117,7 @@ def _timed_commits() -> tuple[list[float], list[int]]:
         seconds.append(time.perf_counter() - started)
         turns.append(sum(t.speaker == "agent" for t in record.turns))
 
-    RunStore.commit_session = commit  # type: ignore[method-assign]
+    RunStore.commit_session = commit  # type: ignore[method-assign,assignment]
     return seconds, turns
 
 
@@ -79,15 +126,60 @@ def _cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _tail_start(calls: list[Call], level: int, started: float) -> float:
+    """When fewer than `level` calls went in flight for good: the last drop from `level`."""
+    edges = sorted([(start, 1) for start, _, _ in calls] + [(end, -1) for _, end, _ in calls])
+    in_flight, dropped = 0, started
+    for at, step in edges:
+        if in_flight == level and step < 0:
+            dropped = at
+        in_flight += step
+    return dropped
+
+
+def _timeline(
+    calls: list[Call], started: float, ended: float, level: int, latency: float
+) -> dict[str, Any]:
+    """Where the wall time went, from each call's start, end and user."""
+    if not calls:
+        return {}
+    wall = ended - started
+    per_user: dict[int | None, list[Call]] = {}
+    for call in calls:
+        per_user.setdefault(call[2], []).append(call)
+    counts = sorted(len(c) for c in per_user.values())
+    critical = counts[-1] * latency
+    ends = sorted(end for _, end, _ in calls)
+    lo, hi = len(ends) // 10, max(9 * len(ends) // 10 - 1, 0)
+    steady = (hi - lo) / (ends[hi] - ends[lo]) if ends[hi] > ends[lo] else 0.0
+    durations = sorted(end - start for start, end, _ in calls)
+    first_wave = max(min(end for _, end, _ in c) for c in per_user.values())
+    return {
+        "startup_s": round(min(start for start, _, _ in calls) - started, 3),
+        "first_calls_s": round(first_wave - started, 3),
+        "tail_s": round(ended - _tail_start(calls, level, started), 3),
+        "critical_path_s": round(critical, 2),
+        "efficiency_critical": round(critical / wall, 3),
+        "efficiency_steady": round(steady / (level / latency), 3),
+        "mean_in_flight": round(sum(durations) / wall, 1),
+        "call_p50_ms": round(1000 * durations[len(durations) // 2], 1),
+        "call_p99_ms": round(1000 * durations[int(0.99 * (len(durations) - 1))], 1),
+        "user_calls_min_mean_max": [counts[0], round(len(calls) / len(counts), 1), counts[-1]],
+    }
+
+
 def one(bench: str, level: int, args: argparse.Namespace) -> dict[str, Any]:
     """Run one benchmark at one concurrency level in this process; its figures."""
     commits, turns = _timed_commits()
     with tempfile.TemporaryDirectory() as tmp:
         config = _config(bench, level, args, Path(args.run_dir or tmp) / "run")
-        experiment = prepare_experiment(config, models=_models(args.base_url, args.transport))
+        models, timed = _models(args.base_url, args.transport)
+        prepared = time.perf_counter()
+        experiment = prepare_experiment(config, models=models)
         cpu0, started = _cpu_s(), time.perf_counter()
         result = asyncio.run(experiment.run(progress=False))
-        wall, cpu = time.perf_counter() - started, _cpu_s() - cpu0
+        ended = time.perf_counter()
+        wall, cpu = ended - started, _cpu_s() - cpu0
     calls, n_turns = result.model_calls, sum(turns)
     ordered = sorted(commits) or [0.0]
     return {
@@ -103,6 +195,9 @@ def one(bench: str, level: int, args: argparse.Namespace) -> dict[str, Any]:
         "calls_per_s": round(calls / wall, 1),
         "ideal_calls_per_s": round(level / args.latency, 1),
         "efficiency": round(calls / wall / (level / args.latency), 3),
+        "prepare_s": round(started - prepared, 2),
+        **_timeline(timed.calls, started, ended, level, args.latency),
+        "cpu_share": round(cpu / wall, 3),
         "cpu_ms_per_turn": round(1000 * cpu / max(n_turns, 1), 3),
         "cpu_ms_per_call": round(1000 * cpu / max(calls, 1), 3),
         "commit_p50_ms": round(1000 * statistics.median(ordered), 2),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,28 @@ async def test_concurrency_changes_nothing_but_speed(tmp_path: Path) -> None:
     await run_experiment(_config(tmp_path / "one"), progress=False)
     await run_experiment(_config(tmp_path / "many", concurrency=4), progress=False)
     assert _table(tmp_path / "one") == _table(tmp_path / "many")
+
+
+async def test_the_heap_is_frozen_while_sessions_run_and_left_as_found(tmp_path: Path) -> None:
+    frozen: list[int] = []
+
+    def reply(request: Request) -> str:
+        frozen.append(gc.get_freeze_count())
+        return aware_reply(request)
+
+    models = ModelRoles({"all": ScriptedAPI(responder=reply)})
+    config = _config(tmp_path / "a", memory=["none"], users=1, sessions=1)
+    await run_experiment(config, models=models, progress=False)
+    assert frozen and min(frozen) > 0 and gc.get_freeze_count() == 0
+    with pytest.raises(PowerCut):
+        await run_experiment(_config(tmp_path / "b"), models=_crash_on_call(3), progress=False)
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # the caller's own freeze stays
+    try:
+        await run_experiment(_config(tmp_path / "c", users=1, sessions=1), progress=False)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
 
 
 async def test_a_different_config_on_an_existing_run_dir_is_refused(tmp_path: Path) -> None:

@@ -69,3 +69,25 @@ def test_the_transport_defaults_from_the_environment(monkeypatch: pytest.MonkeyP
     assert OpenAIAPI("m", base_url="http://127.0.0.1:1/v1").transport == "direct"
     monkeypatch.delenv("RAPPORT_OPENAI_TRANSPORT")
     assert OpenAIAPI("m", base_url="http://127.0.0.1:1/v1").transport == "sdk"
+
+
+def test_a_server_that_never_answers_times_out_and_its_connection_is_dropped() -> None:
+    async def mute(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # takes the request, never answers
+
+    async def ask() -> tuple[type[BaseException], int]:
+        server = await asyncio.start_server(mute, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        client = JSONClient(f"http://127.0.0.1:{port}/v1", timeout=0.2)
+        try:
+            with pytest.raises(TimeoutError) as caught:
+                await client.post("/chat/completions", {"model": "m", "messages": []})
+            url = f"http://127.0.0.1:{port}/v1"
+            api = OpenAIAPI("m", base_url=url, transport="direct", timeout=0.2)
+            with pytest.raises(ModelError, match="TimeoutError"):
+                await Model(api).generate([Message(role="user", content="hi")])
+            return caught.type, len(client._idle)
+        finally:
+            server.close()
+
+    assert asyncio.run(ask()) == (TimeoutError, 0)

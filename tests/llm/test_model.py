@@ -49,6 +49,17 @@ async def test_cache_makes_a_repeated_request_free_and_seeds_are_stable() -> Non
     assert other.text != first.text
 
 
+async def test_without_a_cache_every_call_reaches_the_provider_with_the_same_seed() -> None:
+    api = ScriptedAPI(responder=lambda r: f"seed={r.config.seed}")
+    hi = [Message(role="user", content="hi")]
+    cached = await Model(api, cache=InMemoryCache(), run_seed=7).generate(hi)
+    first = await Model(api, run_seed=7).generate(hi)
+    again = await Model(api, run_seed=7).generate(hi)
+    assert len(api.requests) == 3
+    assert not first.cached and not again.cached
+    assert first.text == again.text == cached.text
+
+
 def test_roles_share_providers_and_fall_back_to_the_default() -> None:
     roles = ModelRoles({"all": "scripted/echo", "judge2": "scripted/fixed:3"})
     assert roles.get("agent").api is roles.get("user").api

@@ -76,7 +76,9 @@ class JSONClient:
             self._loop, self._idle = loop, []
             self._gate = asyncio.Semaphore(self.max_connections)
         async with self._gate:
-            return await asyncio.wait_for(self._exchange(path, data, object_hook), self.timeout)
+            # `asyncio.timeout`, not `wait_for`: that wraps every call in a task of its own.
+            async with asyncio.timeout(self.timeout):
+                return await self._exchange(path, data, object_hook)
 
     async def _exchange(self, path: str, data: bytes, object_hook: _Hook | None) -> Any:
         fresh = not self._idle

@@ -10,7 +10,7 @@ from typing import Literal
 
 from rapport.llm import GenerateConfig, Message, Model
 from rapport.log import DraftUpdateEvent, EnforcementEvent, Event, NoteEvent
-from rapport.prefs import Preference, is_clarifying_question
+from rapport.prefs import Preference
 
 from ._phrasings import enforcement_lines, phrase_list
 from ._rules import (
@@ -116,8 +116,9 @@ class UserSimulator:
             ModelError: the user model failed (OutputValidationError: bad structured output).
         """
         agent_text = history[-1].content if history else ""
+        candidate = self.extract(agent_text) if self.extract is not None else None
         out = await self.model.generate(
-            self._react_prompt(history), schema=UserReaction, config=self.config
+            self._react_prompt(history, candidate), schema=UserReaction, config=self.config
         )
         reaction: UserReaction = out.parsed
         decision = decide_preferences(reaction, self.preferences, agent_text, turn=turn)
@@ -129,7 +130,7 @@ class UserSimulator:
             if guarded:
                 events.append(NoteEvent(turn=turn, text=f"{self.GUARD}{guarded}"))
             return UserReply(message, events=events, enforced=ids)
-        events += self._update_draft(reaction, turn, agent_text)
+        events += self._update_draft(reaction, turn, candidate)
         stop = wants_to_stop(reaction) and bool(self.draft)
         message = clean_message(reaction.message) or (_CLOSING if stop else "Go on.")
         if echoes(message, agent_text) or sounds_like_assistant(message):
@@ -138,7 +139,7 @@ class UserSimulator:
             stop = bool(self.draft)
             message = _CLOSING if stop else _CONFUSED
             events.append(NoteEvent(turn=turn, text=f"{self.GUARD}role slip or pasted reply"))
-        if not stop and is_clarifying_question(agent_text) and not self._shared(history):
+        if not stop and decision.clarifying and not self._shared(history):
             revealed = reveal_problem(message, self.problem)
             if revealed != message:
                 events.append(NoteEvent(turn=turn, text=f"{self.GUARD}problem shared by code"))
@@ -174,10 +175,11 @@ class UserSimulator:
         question = self.problem.split("\n\n")[0]
         return any(m.role == "user" and pastes(m.content, question) for m in history)
 
-    def _update_draft(self, reaction: UserReaction, turn: int, agent_text: str) -> list[Event]:
+    def _update_draft(
+        self, reaction: UserReaction, turn: int, candidate: str | None
+    ) -> list[Event]:
         if self.extract is not None:
             # Code extracts the candidate; the model only accepts (update_draft) or not.
-            candidate = self.extract(agent_text)
             new = candidate.strip() if candidate and reaction.update_draft else ""
         else:
             new = reaction.draft.strip()
@@ -186,7 +188,7 @@ class UserSimulator:
         self.draft = new
         return [DraftUpdateEvent(turn=turn, draft=new)]
 
-    def _react_prompt(self, history: list[Message]) -> list[Message]:
+    def _react_prompt(self, history: list[Message], candidate: str | None) -> list[Message]:
         system = prompt("react").format(
             persona=self.persona,
             problem=self.problem,
@@ -197,7 +199,6 @@ class UserSimulator:
         # What changes from turn to turn comes after the fixed instructions, so that the
         # evaluated prefix of the system prompt is reused from one user turn to the next.
         draft = self.draft or "(empty: you have no answer yet)"
-        candidate = self.extract(latest.content) if self.extract is not None else None
         offered = (
             f"The answer the assistant states in its latest message: {candidate} "
             "(update_draft: true accepts it as your draft)\n\n"
