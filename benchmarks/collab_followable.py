@@ -8,7 +8,7 @@ first reply. A preference the model meets at the same rate told or untold cannot
 adaptation on that model, whatever the memory does.
 
 Run it alone (one llama.cpp process at a time):
-    python benchmarks/collab_followable.py [--model SPEC] [--problems N]
+    python benchmarks/collab_followable.py [--model SPEC] [--problems N] [--concurrency K]
 """
 
 from __future__ import annotations
@@ -41,9 +41,11 @@ async def first_reply(agent: Agent, opening: str, context: str, seed: int) -> st
     return output.text
 
 
-async def measure(model: str, n_problems: int) -> dict[str, object]:
+async def measure(model: str, n_problems: int, concurrency: int) -> dict[str, object]:
     taxonomy = load_taxonomy("collab")
-    agent = Agent(ModelRoles({"all": model}, seed=0).get("agent"))
+    roles = ModelRoles({"all": model}, seed=0)
+    roles.set_concurrency(concurrency)
+    agent = Agent(roles.get("agent"))
     problems = generate_problems(n_problems, seed=TRAIN_SEED)
     rows: dict[str, dict[str, float]] = {}
     for pref in taxonomy.preferences:
@@ -51,6 +53,7 @@ async def measure(model: str, n_problems: int) -> dict[str, object]:
             continue
         told_text = truth_text([pref])
         passed = {"untold": 0, "told": 0}
+        calls = []
         for i, problem in enumerate(problems):
             user = RuleUser(
                 persona="",
@@ -61,24 +64,36 @@ async def measure(model: str, n_problems: int) -> dict[str, object]:
             )
             opening = await user.opening()
             for arm, context in (("untold", ""), ("told", told_text)):
-                reply = await first_reply(agent, opening, context, seed=i)
-                passed[arm] += bool(check_preference(pref.id, reply))
+                calls.append((arm, first_reply(agent, opening, context, seed=i)))
+        # Every reply of a preference is in flight at once: the embedded engine decodes
+        # up to `concurrency` of them together.
+        replies = await asyncio.gather(*(call for _, call in calls))
+        for (arm, _), reply in zip(calls, replies, strict=True):
+            passed[arm] += bool(check_preference(pref.id, reply))
         rows[pref.id] = {
             "category": pref.category,
             "untold": round(passed["untold"] / len(problems), 3),
             "told": round(passed["told"] / len(problems), 3),
         }
         print(pref.id, rows[pref.id], file=sys.stderr, flush=True)
-    return {"model": model, "problems": n_problems, "preferences": rows}
+    return {
+        "model": model,
+        "problems": n_problems,
+        "concurrency": concurrency,
+        "preferences": rows,
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp/qwen2.5-coder-0.5b")
     parser.add_argument("--problems", type=int, default=4)
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="replies decoded together (embedded model)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
-    result = asyncio.run(measure(args.model, args.problems))
+    result = asyncio.run(measure(args.model, args.problems, args.concurrency))
     result["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result, indent=2))
 
