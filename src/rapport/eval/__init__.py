@@ -17,6 +17,7 @@ from ._metrics import (
     summarize,
 )
 from ._orchestrator import Orchestrator, guarded, record_failure
+from ._prepare import prepare_experiment, run, run_experiment
 from ._provenance import describe_invocation, git_revision, package_versions, redact_url
 from ._runner import (
     MAX_CONSECUTIVE_FAILURES,
@@ -26,9 +27,6 @@ from ._runner import (
     RunResult,
     one_line,
     play_session,
-    prepare_experiment,
-    run,
-    run_experiment,
 )
 
 __all__ = [

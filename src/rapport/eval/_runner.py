@@ -1,28 +1,24 @@
 """The experiment runner: conditions x users, each user's sessions in order, one commit each.
 
-`prepare_experiment` builds and checks everything a run needs (benchmark, conditions,
-models, memories, users and their sessions) before anything is written, so bad input
-fails with one clear error and no run dir. `Experiment.run` then works through the
-sessions that are not yet stored, which makes re-running the same command a resume.
+`Experiment.run` works through the sessions that are not yet stored (a prepared experiment:
+see `_prepare.prepare_experiment`), which makes re-running the same command a resume.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import gc
-import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from rapport.agents import Agent
-from rapport.envs import Benchmark, SessionFailure, conditions_for, create_benchmark
-from rapport.llm import ModelError, ModelRoles, call_key, participant, record_calls
+from rapport.envs import Benchmark, SessionFailure
+from rapport.llm import ModelRoles, call_key, participant, record_calls
 from rapport.log import (
     Condition,
     ExperimentConfig,
@@ -35,16 +31,13 @@ from rapport.log import (
     UserRef,
     UserSpec,
 )
-from rapport.memory import MEMORIES, Memory, create_memory, is_memory
+from rapport.memory import Memory
 from rapport.store import (
-    RUN_FILE,
     ConfigMismatchError,
     RunDirBusy,
     RunDirLock,
     RunStore,
-    SqliteCache,
     StoreError,
-    check_database,
 )
 
 from ._orchestrator import Orchestrator, guarded, one_line, record_failure
@@ -504,181 +497,3 @@ def _commit(store: RunStore, record: SessionRecord, snapshot: MemoryVersion) -> 
 
 def _failure(where: str, exc: Exception) -> SessionFailure:
     return SessionFailure(where, one_line(exc), error_type=type(exc).__name__)
-
-
-def prepare_experiment(
-    config: ExperimentConfig,
-    *,
-    models: ModelRoles | None = None,
-    agent_factory: AgentFactory | None = None,
-) -> Experiment:
-    """Build and check everything a run needs; writes nothing.
-
-    Args:
-        config: the experiment.
-        models: model roles to use instead of those the config names (tests, notebooks).
-        agent_factory: builds the agent under test from the run's model roles (once per
-            session; default: `Agent` on the ``agent`` role). It must answer like `Agent`.
-
-    Raises:
-        ExperimentError: unknown benchmark or memory, bad options, a model that cannot be
-            built, or benchmark data that cannot be read.
-    """
-    try:
-        experiment = _prepare(config, models, custom_agent=agent_factory is not None)
-        experiment.agent_factory = agent_factory
-        return experiment
-    except ExperimentError:
-        raise
-    except (ValueError, ModelError, ImportError, OSError, RecursionError, LookupError) as exc:
-        raise ExperimentError(one_line(exc)) from exc
-
-
-def _prepare(
-    config: ExperimentConfig, models: ModelRoles | None, *, custom_agent: bool
-) -> Experiment:
-    check_run_dir(config.run_dir)
-    benchmark = create_benchmark(config)
-    conditions = conditions_for(benchmark, config)
-    names = [c.name for c in conditions]
-    if len(set(names)) != len(names):
-        raise ExperimentError(f"duplicate condition names: {', '.join(names)}")
-    for condition in conditions:
-        if not is_memory(condition.memory):
-            # Checked before the models are built: building one may load weights.
-            raise ExperimentError(
-                f"unknown memory '{condition.memory}' (known: {', '.join(sorted(MEMORIES))})"
-            )
-    unused = sorted(set(config.memory_options) - {c.memory for c in conditions})
-    if unused:
-        raise ExperimentError(
-            f"memory_options for {', '.join(repr(u) for u in unused)}, which this run does not "
-            f"use (its memories: {', '.join(sorted({c.memory for c in conditions}))})"
-        )
-    if models is None:
-        cache = SqliteCache() if config.cache else None
-        if cache is not None:
-            cache.check()
-        models = ModelRoles(
-            config.models,
-            seed=config.seed,
-            cache=cache,
-            settings=config.model_settings,
-            sampling=config.sampling,
-        )
-    models.check_names()
-    memories = {c.name: _memory(c, models, config) for c in conditions}
-    for memory in memories.values():
-        _check_fit(memory, benchmark)
-    # Only now are models built (weights joined or loaded) and servers asked.
-    models.validate(None if custom_agent else roles_in_use(benchmark, memories.values()))
-    users = benchmark.users(config.users, config.seed)
-    sessions = {u.id: benchmark.sessions(u, config.sessions, config.seed) for u in users}
-    return Experiment(config, benchmark, conditions, models, memories, users, sessions)
-
-
-def check_run_dir(run_dir: Path) -> None:
-    """Refuse a run dir that cannot hold a run, before anything is written.
-
-    Raises:
-        ExperimentError: it is a file, lies under a file, cannot be written, or holds a
-            ``run.sqlite`` that is not an intact rapport run store.
-    """
-    if run_dir.exists() and not run_dir.is_dir():
-        raise ExperimentError(f"run dir {run_dir} is a file, not a directory")
-    existing = run_dir
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        raise ExperimentError(f"run dir {run_dir}: {existing} is a file, not a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ExperimentError(f"run dir {run_dir}: {existing} is not writable")
-    store = run_dir / RUN_FILE
-    fresh = store.is_file() and store.stat().st_size == 0  # made by a lock, nothing stored
-    if (store.exists() or store.is_symlink()) and not fresh:
-        try:
-            check_database(store, "run", "a rapport run store")
-        except StoreError as exc:
-            raise ExperimentError(f"run dir {run_dir}: {exc}") from exc
-
-
-def _memory(condition: Condition, models: ModelRoles, config: ExperimentConfig) -> Memory:
-    options = config.memory_options.get(condition.memory, {})
-    try:
-        return create_memory(condition.memory, models, **options)
-    except (TypeError, ValidationError) as exc:
-        raise ExperimentError(
-            f"bad options for memory '{condition.memory}': {one_line(exc)}"
-        ) from exc
-
-
-def roles_in_use(benchmark: Benchmark, memories: Iterable[Memory]) -> set[str] | None:
-    """The model roles a run's benchmark, memories and default agent ask for; None when one
-    of them does not say (its ``roles``)."""
-    roles = {"agent"}
-    for part in (benchmark, *memories):
-        declared = getattr(part, "roles", None)
-        if declared is None:
-            return None
-        roles.update(declared)
-    return roles
-
-
-def _check_fit(memory: Memory, benchmark: Benchmark) -> None:
-    """Refuse a memory that needs a kind of session the benchmark does not produce."""
-    needs = tuple(getattr(memory, "requires", ()))
-    if not needs or any(issubclass(p, needs) for p in benchmark.produces):
-        return
-    wanted = ", ".join(n.__name__ for n in needs)
-    made = ", ".join(p.__name__ for p in benchmark.produces) or "no declared outcome"
-    raise ExperimentError(
-        f"memory '{memory.name}' learns from {wanted} sessions; "
-        f"benchmark '{benchmark.name}' produces {made}"
-    )
-
-
-async def run_experiment(
-    config: ExperimentConfig,
-    *,
-    models: ModelRoles | None = None,
-    progress: bool = True,
-    retry_errors: bool = True,
-    max_failures: int = MAX_CONSECUTIVE_FAILURES,
-    agent_factory: AgentFactory | None = None,
-) -> RunResult:
-    """Run (or resume) an experiment; see `prepare_experiment` for what is checked first
-    and `Experiment.run` for ``retry_errors`` and ``max_failures``."""
-    experiment = prepare_experiment(config, models=models, agent_factory=agent_factory)
-    return await experiment.run(
-        progress=progress, retry_errors=retry_errors, max_failures=max_failures
-    )
-
-
-def run(
-    config: ExperimentConfig,
-    *,
-    models: ModelRoles | None = None,
-    progress: bool = True,
-    retry_errors: bool = True,
-    max_failures: int = MAX_CONSECUTIVE_FAILURES,
-    agent_factory: AgentFactory | None = None,
-) -> RunResult:
-    """Synchronous `run_experiment` for scripts and notebooks.
-
-    Inside a running event loop (Jupyter) the run goes on a worker thread with its own
-    loop, and this call waits for it.
-    """
-    coro = run_experiment(
-        config,
-        models=models,
-        progress=progress,
-        retry_errors=retry_errors,
-        max_failures=max_failures,
-        agent_factory=agent_factory,
-    )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
