@@ -44,7 +44,7 @@ import numpy as np
 
 from rapport.envs.gyms import GymBenchmark
 from rapport.eval import run as play
-from rapport.llm import Message, derive_seed
+from rapport.llm import Message
 from rapport.log import ExperimentConfig, SessionRecord, UserSpec
 from rapport.memory import get_embedder
 from rapport.memory.prime import (
@@ -54,6 +54,8 @@ from rapport.memory.prime import (
     ExperienceLibrary,
     PrimeOptions,
     draw_operations,
+    evolution_rng,
+    explorations,
     library_from_state,
     situation_text,
     stage_of,
@@ -61,17 +63,19 @@ from rapport.memory.prime import (
 from rapport.store import RunStore
 
 
-def conversation_at(record: SessionRecord, turn: int) -> list[Message]:
-    """What the agent's history held before its move number ``turn`` (from 0): the opening,
-    then each move as the gym read it and the reply (as the gym episode builds it)."""
-    texts = {t.index: t.text for t in record.turns}
-    messages = [Message(role="user", content=texts.get(0, ""))]
-    for event in record.events_of("reward")[:turn]:
-        messages += [
-            Message(role="assistant", content=event.move or texts.get(event.turn, "")),
-            Message(role="user", content=texts.get(event.turn + 1, "")),
+def conversations(record: SessionRecord) -> list[list[Message]]:
+    """What the agent's history held before each of its moves: the opening, then each move
+    as the gym read it and the gym's reply (as the gym episode builds it)."""
+    opening = next((t.text for t in record.turns if t.index == 0), "")
+    history = [Message(role="user", content=opening)]
+    out = []
+    for step in explorations(record):
+        out.append(list(history))
+        history += [
+            Message(role="assistant", content=step.action),
+            Message(role="user", content=step.observation),
         ]
-    return messages
+    return out
 
 
 def libraries(store: RunStore, condition: str) -> dict[int, ExperienceLibrary]:
@@ -108,17 +112,22 @@ def at_draw(lib: ExperienceLibrary) -> ExperienceLibrary:
     return copy
 
 
+def probabilities(settings: EvolutionSettings) -> dict[str, float]:
+    """Each operator's firing probability per eligible target."""
+    return {
+        "mutation": settings.p_mutation,
+        "generalization": settings.p_generalization,
+        "crossover": settings.p_crossover,
+    }
+
+
 def operators(lib: ExperienceLibrary, seed: int, settings: EvolutionSettings) -> dict[str, Any]:
     """Eligible targets, expected firings and the seeded draw of one iteration."""
     state = at_draw(lib)
     always = replace(settings, p_mutation=1.0, p_generalization=1.0, p_crossover=1.0)
     eligible = Counter(op.operator for op in draw_operations(state, random.Random(0), always))
-    p = {
-        "mutation": settings.p_mutation,
-        "generalization": settings.p_generalization,
-        "crossover": settings.p_crossover,
-    }
-    rng = random.Random(derive_seed(seed, f"prime:evolution:{lib.iteration}"))
+    p = probabilities(settings)
+    rng = evolution_rng(seed, lib.iteration)
     drawn = Counter(op.operator for op in draw_operations(state, rng, settings))
     return {
         "iteration": lib.iteration,
@@ -139,11 +148,15 @@ def turn_rows(
     rewards = record.events_of("reward")
     active = [e for e in (lib.active() if lib else []) if e.applies_to(env)]
     vectors = encode([e.embedding_text() for e in active]) if active else None
+    stages = [stage_of(k, horizon) for k in range(len(rewards))]
+    situations = [
+        situation_text(conversation, env, stage)
+        for conversation, stage in zip(conversations(record), stages, strict=True)
+    ]
+    queries = encode(situations) if situations and vectors is not None else None
     rows = []
-    for k, event in enumerate(rewards):
-        stage = stage_of(k, horizon)
-        situation = situation_text(conversation_at(record, k), env, stage)
-        sims = (encode([situation])[0] @ vectors.T).tolist() if vectors is not None else []
+    for k, (event, stage, situation) in enumerate(zip(rewards, stages, situations, strict=True)):
+        sims = (queries[k] @ vectors.T).tolist() if queries is not None else []
         in_stage = [(e.id, s) for e, s in zip(active, sims, strict=True) if e.stage == stage]
         rows.append(
             {
@@ -266,11 +279,7 @@ def condition_stats(
     expected = sum(e["expected_firings"] for e in evolution)
     none_fire = 1.0
     for e in evolution:
-        for k, p in (
-            ("mutation", settings.p_mutation),
-            ("generalization", settings.p_generalization),
-            ("crossover", settings.p_crossover),
-        ):
+        for k, p in probabilities(settings).items():
             none_fire *= (1 - p) ** e["eligible"][k]
     return {
         "condition": condition,
@@ -281,11 +290,7 @@ def condition_stats(
         "retrieving_turns": hits,
         "evolution": evolution,
         "operators": {
-            "probabilities": {
-                "mutation": settings.p_mutation,
-                "generalization": settings.p_generalization,
-                "crossover": settings.p_crossover,
-            },
+            "probabilities": probabilities(settings),
             "expected_firings_total": round(expected, 4),
             "p_no_firing": round(none_fire, 4),
         },

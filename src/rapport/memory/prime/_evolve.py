@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from rapport.llm import GenerateConfig, Message, Model, ModelError
+from rapport.llm import GenerateConfig, Message, Model, ModelError, derive_seed
 
 from ._experience import ANY_ENV, EventKind, Experience
 from ._library import ExperienceLibrary
@@ -81,6 +81,11 @@ def complementary(a: Experience, b: Experience) -> bool:
         a.conditions.envs + b.conditions.envs
     )
     return a.stage == b.stage and a.zone != b.zone and bool(shared)
+
+
+def evolution_rng(seed: int, iteration: int) -> random.Random:
+    """The random draws of evolution iteration ``iteration`` of a run with ``seed``."""
+    return random.Random(derive_seed(seed, f"prime:evolution:{iteration}"))
 
 
 def draw_operations(

@@ -4,7 +4,6 @@ shares, evolve the whole library once per round; retrieve at every turn."""
 from __future__ import annotations
 
 import asyncio
-import random
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from rapport.llm import Message, ModelError, ModelRoles, derive_seed
+from rapport.llm import Message, ModelError, ModelRoles
 from rapport.log import GymOutcome, MemoryItem, MemoryState, SessionRecord
 from rapport.memory import (
     BaseMemory,
@@ -26,7 +25,7 @@ from rapport.memory import (
 
 from ._credit import Credit, TrajectoryReward, stage_of, trajectory_reward
 from ._distill import Fields, distill, explorations
-from ._evolve import EvolutionSettings, IterationResult, evolve_once
+from ._evolve import EvolutionSettings, IterationResult, evolution_rng, evolve_once
 from ._library import ExperienceLibrary
 from ._select import select, zone_prompt
 from ._situation import situation_text
@@ -315,7 +314,7 @@ class PrimeMemory(BaseMemory):
             settings = self.evolution
             if lib.iteration < settings.iterations:
                 seed = self.models.seed if self.settings.seed is None else self.settings.seed
-                rng = random.Random(derive_seed(seed, f"prime:evolution:{lib.iteration + 1}"))
+                rng = evolution_rng(seed, lib.iteration + 1)
                 result = await evolve_once(lib, self.models.get("memory"), rng, settings)
                 note += (
                     f"; evolution iteration {lib.iteration} (T={result.temperature:.2f}): "
