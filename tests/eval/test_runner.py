@@ -84,6 +84,18 @@ async def test_a_crash_between_sessions_keeps_exactly_the_finished_ones(tmp_path
     assert latest is not None and latest.version == 2 and len(latest.state.items) == 2
 
 
+async def test_a_run_stopped_part_way_holds_every_condition_of_the_users_it_reached(
+    tmp_path: Path,
+) -> None:
+    # Two agent calls per session, four sessions per user: u0's eight sessions under both
+    # conditions take 16 calls, and the 17th (u1's first) never returns.
+    with pytest.raises(PowerCut):
+        await run_experiment(_config(tmp_path), models=_crash_on_call(16), progress=False)
+    store = RunStore(tmp_path, create=False)
+    assert store.done("none", "u0") == store.done("notes", "u0") == {0, 1, 2, 3}
+    assert store.done("none", "u1") == store.done("notes", "u1") == set()
+
+
 async def test_resume_skips_done_sessions_restores_memory_and_matches_a_clean_run(
     tmp_path: Path,
 ) -> None:

@@ -177,10 +177,12 @@ class Experiment:
             store.put_users(
                 [UserRecord(user_id=u.id, spec=u.model_dump(mode="json")) for u in self.users]
             )
+            # User-major: each user's conditions are run one after another, so a run
+            # stopped part-way holds every condition for the users it reached.
             jobs = [
                 _Job(cond, self.memories[cond.name], user, self.sessions[user.id])
-                for cond in self.conditions
                 for user in self.users
+                for cond in self.conditions
             ]
             plans = {id(j): _plan(store, j, retry_errors) for j in jobs}
             skipped = sum(len(p.done) for p in plans.values())
