@@ -10,8 +10,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from rapport import models_home
+
+# Tests never assert on time: a property test on a loaded machine must not fail on
+# hypothesis's per-example deadline.
+settings.register_profile("rapport", deadline=None)
+settings.load_profile("rapport")
 
 
 @pytest.fixture(autouse=True)
