@@ -4,6 +4,7 @@ from pathlib import Path
 import pytest
 
 from rapport.envs.collab import Problem, ProblemSourceError, is_correct, load_problems
+from rapport.envs.collab._problems import stated_answer
 
 
 def math(answer: str) -> Problem:
@@ -117,3 +118,32 @@ def test_a_finite_source_smaller_than_the_request_gives_all_of_it_when_allowed()
         load_problems("math500", 400, seed=1)
     pool = load_problems("math500", 400, seed=1, allow_fewer=True)
     assert len(pool) == 311 and len({p.id for p in pool}) == 311
+
+
+SOLVED = (
+    "### Solving the Equation 2x - 1 = -23\n\n1. **Add 1 to both sides**:\n"
+    "   \\[ 2x = -22 \\]\n2. **Divide both sides by 2**:\n   \\[ x = -11 \\]\n\n"
+    "So, the solution to the equation \\( 2x - 1 = -23 \\) is:\n\\[ x = -11 \\]"
+)
+
+
+@pytest.mark.parametrize(
+    ("gold", "text"),
+    [
+        ("-11", SOLVED),  # the conclusion hands over to the next line
+        ("-11", "So the solution of 2x - 1 = -23 is x = -11."),
+        ("-11", "Therefore, 2x = -22 and x = -11."),
+        ("3/4", "Hence \\( y = \\frac{3}{4} \\), which we can check by substitution."),
+        ("1000", "So x = 1,000 units."),
+        ("42", "So, the answer is:\n\n**42**"),
+        ("7", "Thus the total is 7 apples."),
+    ],
+)
+def test_the_stated_answer_is_the_value_the_conclusion_gives(gold: str, text: str) -> None:
+    stated = stated_answer(math(gold), text)
+    assert stated is not None and is_correct(math(gold), stated), stated
+
+
+def test_a_loose_reading_prefers_the_variable_s_value_to_the_last_number() -> None:
+    text = "Adding 1 gives 2x = -22, and dividing, x = -11; check: 2(-11) - 1 = -23"
+    assert stated_answer(math("-11"), text, loose=True) == "-11"

@@ -25,15 +25,23 @@ def sample(problems: list[Problem], n: int, seed: int, source: str) -> list[Prob
 def is_correct(problem: Problem, answer_text: str) -> bool:
     """Whether free text gives the problem's gold answer.
 
-    Math answers are compared symbolically with ``math-verify`` after extracting the final
-    answer (``\\boxed{}``, "the answer is ...", else the last number); multiple-choice answers
+    Math answers are compared symbolically with ``math-verify``, a short one-line text as a
+    whole, else after extracting the final answer (``\\boxed{}``, "the answer is ...", else
+    the last number); multiple-choice answers
     by their letter ("B", "(B)", "Answer: B", "b) ...").
     """
     if problem.kind == "choice":
         chosen = extract_choice(answer_text, problem.choices)
         return chosen is not None and chosen == problem.answer.strip().upper()
+    bare = answer_text.strip().strip("$").strip()
+    if bare and len(bare) <= _BARE and "\n" not in bare and math_equal(problem.answer, bare):
+        return True  # a bare answer such as a draft: ``\frac{3}{4}``, ``x = -11``
     candidate = extract_final_answer(answer_text)
     return candidate is not None and math_equal(problem.answer, candidate)
+
+
+_BARE = 60
+"""Texts up to this long on one line are also compared whole."""
 
 
 def stated_answer(problem: Problem, text: str, *, loose: bool = False) -> str | None:
@@ -47,23 +55,47 @@ def stated_answer(problem: Problem, text: str, *, loose: bool = False) -> str | 
     """
     if not gives_answer(text) and not _CONCLUDES.search(text):
         if loose and problem.kind == "math" and "=" in text:
-            return extract_final_answer(text)
+            return assigned_value(text) or extract_final_answer(text)
         return None
     if problem.kind == "choice":
         return extract_choice(_conclusion(text), problem.choices) or extract_choice(
             text, problem.choices
         )
     boxed = boxed_contents(text)
-    return boxed[-1] if boxed else extract_final_answer(_conclusion(text))
+    if boxed:
+        return boxed[-1]
+    conclusion = _conclusion(text)
+    return assigned_value(conclusion) or extract_final_answer(conclusion)
 
 
 def _conclusion(text: str) -> str:
-    """The line of the last conclusion mark ("answer is", "therefore", "so ..."), from it."""
+    """The line of the last conclusion mark ("answer is", "therefore", "so ..."), from it;
+    with the next non-empty line too when that line hands over to it ("... is:")."""
     marks = list(_CONCLUDES.finditer(text))
     if not marks:
         return text
-    rest = text[marks[-1].start() :]
-    return rest.split("\n", 1)[0]
+    line, _, after = text[marks[-1].start() :].partition("\n")
+    if _HANDS_OVER.search(line):
+        following = next((x for x in after.split("\n") if x.strip()), "")
+        line = f"{line}\n{following}"
+    return line
+
+
+_HANDS_OVER = re.compile(r"(?:\bis|\bare|\bget|:|=)\s*(?:\$+|\\[\[(])?\s*$")
+_ASSIGNED = re.compile(
+    r"(?<![\w\\])[a-zA-Z]\s*=\s*([^=\n]+?)\s*(?:\\\]|\\\)|\$|[,;](?:\s|$)|\.(?:\s|$)|\n|$)"
+)
+
+
+def assigned_value(text: str) -> str | None:
+    """The value of the last lone-variable assignment in a text (``x = -11`` -> ``-11``,
+    ``\\( y = \\frac{3}{4} \\)`` -> ``\\frac{3}{4}``), or None when none gives a value
+    with a digit in it."""
+    for value in reversed(_ASSIGNED.findall(text)):
+        value = value.strip().strip("*").strip()
+        if any(c.isdigit() for c in value):
+            return value
+    return None
 
 
 _CONCLUDES = re.compile(
