@@ -9,7 +9,8 @@ import pytest
 from rapport.cli import main
 from rapport.store import RunStore
 
-DATA = Path(__file__).parents[1] / "envs" / "collab" / "data"
+DATA = Path(__file__).parents[1] / "envs" / "collab" / "data" / "msc_published"
+"""Verbatim excerpts of MultiSessionCollab's published files (see its README.md)."""
 
 
 @pytest.mark.parametrize("user", ["llm", "rules"])
@@ -20,9 +21,9 @@ def test_msc_profiles_and_cached_problems_run_through_the_cli(
         "run",
         "collab",
         "--profiles",
-        str(DATA / "msc_user_profiles.json"),
+        str(DATA / "user_profiles.json"),
         "--problems",
-        str(DATA / "msc_cache" / "mmlu_testset_size2_seed42.json"),
+        str(DATA / "cache" / "mmlu" / "testset_size20_seed42.json"),
         "--user",
         user,
         "--users",
@@ -43,14 +44,14 @@ def test_msc_profiles_and_cached_problems_run_through_the_cli(
     sessions = RunStore(tmp_path / "r", create=False).sessions()
     users = {s.user_id for s in sessions}
     assert users == ({"msc-000"} if user == "rules" else {"msc-000", "msc-001"})
-    assert {s.outcome.problem.source for s in sessions} == {"mmlu_testset_size2_seed42"}
+    assert {s.outcome.problem.source for s in sessions} == {"mmlu/testset_size20_seed42"}
     assert all(s.outcome.problem.kind == "choice" for s in sessions)
 
 
 def test_too_few_usable_profiles_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["run", "collab", "--profiles", str(DATA / "msc_user_profiles.json")]
+    argv = ["run", "collab", "--profiles", str(DATA / "user_profiles.json")]
     argv += ["--user", "rules", "--users", "3", "--model", "all=scripted/auto"]
     argv += ["--run-dir", str(tmp_path / "r"), "--no-progress"]
     assert main(argv) == 2

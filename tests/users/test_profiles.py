@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,3 +72,17 @@ def test_users_hold_three_categories_and_train_users_differ() -> None:
     assert {u.id for u in train}.isdisjoint({u.id for u in users})
     habits = sum(taxonomy.get(p).category == "habits" for u in users for p in u.preferences)
     assert habits <= 50  # at most one per user
+
+
+def test_msc_published_profiles_load_in_file_order() -> None:
+    """The first profiles of MSC's published ``user_profiles.json``, copied verbatim."""
+    from rapport.users import load_msc_profiles
+
+    path = Path(__file__).parents[1] / "envs/collab/data/msc_published/user_profiles.json"
+    users = load_msc_profiles(path)
+    assert [(u.id, u.preferences) for u in users] == [
+        ("msc-000", ["courteous", "no_unsolicited_suggestions", "bullet_points"]),
+        ("msc-001", ["narrative", "blunt", "examples_or_analogies"]),
+        ("msc-002", ["narrative", "courteous", "one_step_at_a_time"]),
+    ]
+    assert users[0].persona.startswith("A level design student")

@@ -1,11 +1,13 @@
 import csv
 import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 from rapport.envs.collab import ProblemSourceError, is_correct, load_problems
+from rapport.log import Problem
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -145,24 +147,41 @@ def test_problem_prompt_letters_the_options() -> None:
         assert f"{letter}. {option}" in prompt
 
 
-MSC_CACHE = Path(__file__).parent / "data" / "msc_cache"
+MSC = Path(__file__).parent / "data" / "msc_published"
+"""Verbatim excerpts of MultiSessionCollab's published files (see its README.md)."""
+MSC_DATASETS = ["mmlu", "medqa", "logiqa", "math-500", "math_hard"]
 
 
-@pytest.mark.parametrize(
-    ("name", "answer", "choices"),
-    [
-        ("mmlu_testset_size2_seed42.json", "B", 4),
-        ("medqa_testset_size1_seed42.json", "A", 4),
-        ("logiqa_testset_size1_seed42.json", "A", 4),
-        ("math-500_testset_size1_seed42.json", "7", 0),
-    ],
-)
-def test_multisessioncollab_cached_layouts(name: str, answer: str, choices: int) -> None:
-    problems = load_problems(str(MSC_CACHE / name), 1, seed=0)
-    problem = next(p for p in problems if p.answer == answer)
-    assert len(problem.choices) == choices
-    assert "Choices:" not in problem.question and "Answer Choices" not in problem.question
-    assert is_correct(problem, f"The answer is {answer}.")
+def _solution_holds(problem: Problem, solution: str) -> bool:
+    if problem.kind == "math":
+        return f"\\boxed{{{problem.answer}}}" in solution
+    return problem.choices[ord(problem.answer) - ord("A")] in solution
+
+
+@pytest.mark.parametrize("dataset", MSC_DATASETS)
+def test_multisessioncollab_published_cache_files(dataset: str) -> None:
+    path = MSC / "cache" / dataset / "testset_size20_seed42.json"
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    problems = load_problems(str(path), len(rows), seed=0)
+    assert len(problems) == len(rows) == 3
+    by_id = {p.id: p for p in problems}
+    for i, row in enumerate(rows):
+        problem = by_id[f"{dataset}/testset_size20_seed42-{i}"]
+        assert problem.source == f"{dataset}/testset_size20_seed42"
+        assert _solution_holds(problem, row["solution"]), (problem, row["solution"])
+        if problem.kind == "choice":
+            assert len(problem.choices) >= 4
+            assert not re.search(r"Choices:|Options:", problem.question)
+            assert is_correct(problem, f"The answer is {problem.answer}.")
+    kinds = {p.kind for p in problems}
+    assert kinds == ({"math"} if dataset.startswith("math") else {"choice"})
+
+
+def test_multisessioncollab_cache_folder_keeps_datasets_apart() -> None:
+    """Every cached file is named alike; the folder names the dataset."""
+    problems = load_problems(str(MSC / "cache"), 15, seed=0)
+    assert len({p.id for p in problems}) == 15
+    assert {p.source for p in problems} == {f"{d}/testset_size20_seed42" for d in MSC_DATASETS}
 
 
 def test_agieval_logiqa_query_choices_gold(tmp_path: Path) -> None:

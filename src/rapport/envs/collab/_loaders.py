@@ -61,13 +61,30 @@ def load_local(path_text: str) -> list[Problem]:
         raise ProblemSourceError(f"{path}: no .json/.jsonl/.csv/.parquet/.txt files inside")
     problems: list[Problem] = []
     for file in files:
-        problems.extend(_load_file(file))
+        problems.extend(_load_file(file, _source_name(file, path)))
     if not problems:
         raise ProblemSourceError(f"{path}: no problems found")
     return problems
 
 
-def _load_file(path: Path) -> list[Problem]:
+_MSC_CACHE_STEM = re.compile(r"(?:train|test)set_size\d+_seed\d+")
+"""MultiSessionCollab's cached file names: the dataset is only in the folder name."""
+
+
+def _source_name(file: Path, root: Path) -> str:
+    """The problems' source name: the file's path under the loaded folder, without suffix.
+
+    MultiSessionCollab names every cached file alike (``<dataset>/testset_size20_seed42.json``),
+    so such a file keeps its folder (``mmlu/testset_size20_seed42``): sources and problem ids
+    then stay apart across datasets.
+    """
+    parts = list(file.relative_to(root).with_suffix("").parts) if root.is_dir() else [file.stem]
+    if len(parts) == 1 and _MSC_CACHE_STEM.fullmatch(parts[0]) and file.parent.name:
+        parts.insert(0, file.parent.name)
+    return "/".join(parts)
+
+
+def _load_file(path: Path, source: str) -> list[Problem]:
     reader = _READERS.get(path.suffix.lower())
     if reader is None:
         raise ProblemSourceError(f"{path}: unsupported file type '{path.suffix}'")
@@ -80,7 +97,7 @@ def _load_file(path: Path) -> list[Problem]:
     problems = []
     for i, row in enumerate(rows):
         try:
-            problems.append(_to_problem(row, path.stem, i))
+            problems.append(_to_problem(row, source, i))
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise ProblemSourceError(f"{path}: row {i}: {type(exc).__name__}: {exc}") from exc
     return problems
