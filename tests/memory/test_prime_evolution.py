@@ -107,6 +107,38 @@ def test_pruning_rules_by_hand() -> None:
     }
 
 
+def test_by_default_an_experience_never_offered_is_pruned_for_too_few_retrievals() -> None:
+    lib = library([exp(1, created_iteration=1), exp(2, offers=9, created_iteration=1)])
+    lib.iteration = 2
+    assert prune_ids(lib, EvolutionSettings()) == {
+        "exp-1": "retrieved 0 times over round 2 (< 2)",
+        "exp-2": "retrieved 0 times over round 2 (< 2)",
+    }
+
+
+def test_on_the_offers_basis_only_experiences_offered_often_enough_are_judged() -> None:
+    lib = library(
+        [
+            exp(1, offers=3, created_iteration=1),  # offered at 3 turns: not judged yet
+            exp(2, offers=4, created_iteration=1),  # at 4, never retrieved
+            exp(3, offers=5, retrievals=1, uses=1, successes=1, created_iteration=1),
+            exp(4, offers=9, retrievals=3, uses=2, successes=1, created_iteration=1),  # kept
+            exp(5, offers=3, retrievals=2, uses=2, created_iteration=1),  # 0% solved
+            exp(6, offers=8, created_iteration=2),  # made this iteration
+            exp(7, offers=1, created_iteration=1),
+        ]
+    )
+    lib.iteration = 2
+    s = EvolutionSettings(prune_basis="offers", min_offers=4)
+    assert prune_ids(lib, s) == {
+        "exp-2": "retrieved 0 times at 4 offered turns (< 2)",
+        "exp-3": "retrieved 1 time at 5 offered turns (< 2)",
+        "exp-5": "solved 0 of the 2 episodes that retrieved it over round 2 (0% < 30%)",
+    }
+    once = EvolutionSettings(prune_basis="offers", min_offers=1)
+    assert prune_ids(lib, once)["exp-7"] == "retrieved 0 times at 1 offered turn (< 2)"
+
+
 async def test_pruning_marks_experiences_and_keeps_them_for_their_history() -> None:
     lib = library([exp(1, retrievals=1, uses=1, created_iteration=1)])
     lib.iteration = 1
@@ -148,7 +180,7 @@ async def test_a_rewrite_whose_lesson_fails_a_check_is_not_applied() -> None:
 
 
 async def test_evolve_once_replaces_a_mutated_experience_and_records_both_sides() -> None:
-    lib = library([exp(i, uses=1, poor_uses=1) for i in range(40)])
+    lib = library([exp(i, uses=1, poor_uses=1, offers=5) for i in range(40)])
     model = ModelRoles({"all": ScriptedAPI(responder=_rewriter)}).get("memory")
     result = await evolve_once(lib, model, random.Random(1), EvolutionSettings())
     assert result.added and lib.iteration == 1 and lib.version == 0
@@ -161,6 +193,7 @@ async def test_evolve_once_replaces_a_mutated_experience_and_records_both_sides(
     assert child.events[0].line() == f"iteration 1: created (mutation of {parent.id})"
     assert child.provenance == parent.provenance
     assert child.situation == "sharper situation"
+    assert (child.offers, parent.offers) == (0, 5), "the child's offers count from its making"
 
     lib = library([exp(i, uses=1, poor_uses=1) for i in range(40)])
     kept = EvolutionSettings(keep_log_fields=True)

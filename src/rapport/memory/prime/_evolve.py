@@ -20,6 +20,8 @@ _ANY_TURN = TurnFacts(turn=0, repeated=True)
 check), only the form (short, not English, looping, speaking of the scoring)."""
 
 Operator = Literal["mutation", "generalization", "crossover"]
+PruneBasis = Literal["rounds", "offers"]
+"""What pruning judges an experience's retrievals over (`EvolutionSettings.prune_basis`)."""
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,11 @@ class EvolutionSettings:
     p_crossover: float = 0.02
     prune_every: int = 2
     min_retrievals: int = 2
+    prune_basis: PruneBasis = "rounds"
+    """``rounds``: an experience retrieved fewer than ``min_retrievals`` times over the
+    rounds since it was made is pruned; ``offers``: only once it was offered (its
+    environment and stage) at ``min_offers`` turns or more since it was made."""
+    min_offers: int = 4
     min_success: float = 0.3
     general_success: float = 0.7
     max_pairs: int = 200
@@ -111,9 +118,13 @@ def draw_operations(
 
 def prune_ids(library: ExperienceLibrary, s: EvolutionSettings) -> dict[str, str]:
     """The active experiences to prune now, each with why: those that have lived through at
-    least one round (made before this iteration) and, over the rounds since they were
-    made, were retrieved fewer than ``min_retrievals`` times or succeeded in under
-    ``min_success`` of the episodes that retrieved them."""
+    least one round (made before this iteration) and, since they were made, were retrieved
+    fewer than ``min_retrievals`` times or succeeded in under ``min_success`` of the
+    episodes that retrieved them.
+
+    With ``prune_basis="offers"``, one retrieved too few times is judged only once it was
+    offered at ``min_offers`` turns or more; until then it is kept.
+    """
     out = {}
     for e in sorted(library.active(), key=lambda e: e.created_iteration):
         first, last = e.created_iteration + 1, library.iteration
@@ -121,14 +132,26 @@ def prune_ids(library: ExperienceLibrary, s: EvolutionSettings) -> dict[str, str
             continue  # made this iteration: it has not been offered yet
         rounds = f"round {first}" if first == last else f"rounds {first}-{last}"
         if e.retrievals < s.min_retrievals:
-            times = "time" if e.retrievals == 1 else "times"
-            out[e.id] = f"retrieved {e.retrievals} {times} over {rounds} (< {s.min_retrievals})"
+            if s.prune_basis == "offers" and e.offers < s.min_offers:
+                continue  # not offered often enough to judge
+            out[e.id] = _few_retrievals(e, s, rounds)
         elif e.success_rate < s.min_success:
             out[e.id] = (
                 f"solved {e.successes} of the {e.uses} episodes that retrieved it over "
                 f"{rounds} ({e.success_rate:.0%} < {s.min_success:.0%})"
             )
     return out
+
+
+def _few_retrievals(e: Experience, s: EvolutionSettings, rounds: str) -> str:
+    """Why an experience retrieved too few times is pruned, on the settings' basis."""
+    times = "time" if e.retrievals == 1 else "times"
+    if s.prune_basis == "offers":
+        turns = "turn" if e.offers == 1 else "turns"
+        where = f"at {e.offers} offered {turns}"
+    else:
+        where = f"over {rounds}"
+    return f"retrieved {e.retrievals} {times} {where} (< {s.min_retrievals})"
 
 
 class Rewrite(BaseModel):
@@ -193,6 +216,7 @@ def child_of(
             "id": library.new_id(),
             "origin": op.operator,
             "parents": list(op.targets),
+            "offers": 0,
             "retrievals": 0,
             "uses": 0,
             "successes": 0,

@@ -67,6 +67,9 @@ class Experience(BaseModel):
     state: str = ""
     """The code-written situation at the key turn, in the form a live query takes
     (``rapport.memory.prime.compact_situation``); empty for experiences made before it."""
+    offers: int = 0
+    """Turns of train episodes it was offered at: turns of its environment and stage, where
+    retrieval compared it with the situation (whether or not it cleared the threshold)."""
     retrievals: int = 0
     """Turns of train episodes it was retrieved at (one per turn it entered the prompt)."""
     uses: int = 0
@@ -159,8 +162,9 @@ class Experience(BaseModel):
             f"- **Situation:** {self.situation}\n- **Action:** {self.action}\n"
             f"- **Outcome:** {self.outcome}\n- **Lesson:** {self.lesson}\n"
             f"- **Applies to:** {', '.join(c.envs) or '-'}; {self.turns()}; preconditions: {pre}\n"
-            f"- **Track record:** {self.learned()}; retrieved at {self.retrievals} turns of "
-            f"{self.uses} episodes, success {self.success_rate:.0%}; "
+            f"- **Track record:** {self.learned()}; offered at {self.offers} turns, retrieved "
+            f"at {self.retrievals} turns of {self.uses} episodes, success "
+            f"{self.success_rate:.0%}; "
             f"origin {self.origin}"
             + (f" of {', '.join(self.parents)}" if self.parents else "")
             + "\n"

@@ -152,16 +152,32 @@ class ExperienceLibrary(BaseModel):
             query: the situation's unit vector.
             encode: ``list[str] -> np.ndarray`` used to (re)build the index.
         """
-        exps, matrix, rows = self._ensure_index(encode)
-        if not exps:
-            return []
-        idx = np.union1d(rows.get((env, stage), _EMPTY), rows.get((ANY_ENV, stage), _EMPTY))
+        exps, matrix, idx = self._prefilter(env, stage, encode)
         if idx.size == 0:
             return []
         sims = matrix[idx] @ query.astype(np.float32)
         keep = np.flatnonzero(sims >= min_similarity)
         top = keep[np.argsort(-sims[keep], kind="stable")][:limit]
         return [(exps[idx[i]], float(sims[i])) for i in top]
+
+    def offered(self, env: str, stage: Stage, encode: Any) -> list[Experience]:
+        """Active experiences for ``env`` and ``stage``, whatever their similarity: those a
+        turn offers to retrieval before the threshold (in index order).
+
+        Args:
+            encode: ``list[str] -> np.ndarray`` used to (re)build the index.
+        """
+        exps, _, idx = self._prefilter(env, stage, encode)
+        return [exps[i] for i in idx]
+
+    def _prefilter(
+        self, env: str, stage: Stage, encode: Any
+    ) -> tuple[list[Experience], np.ndarray, np.ndarray]:
+        """The index's experiences and matrix, and the rows for ``env`` (or any environment)
+        and ``stage``."""
+        exps, matrix, rows = self._ensure_index(encode)
+        idx = np.union1d(rows.get((env, stage), _EMPTY), rows.get((ANY_ENV, stage), _EMPTY))
+        return exps, matrix, idx
 
     def _ensure_index(
         self, encode: Any

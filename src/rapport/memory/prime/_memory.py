@@ -25,7 +25,7 @@ from rapport.memory import (
 
 from ._credit import Credit, TrajectoryReward, stage_of, trajectory_reward
 from ._distill import Fields, distill, explorations
-from ._evolve import EvolutionSettings, IterationResult, evolution_rng, evolve_once
+from ._evolve import EvolutionSettings, IterationResult, PruneBasis, evolution_rng, evolve_once
 from ._library import ExperienceLibrary
 from ._select import select, zone_prompt
 from ._situation import situation_text
@@ -75,6 +75,13 @@ class PrimeOptions(MemoryOptions):
     """At most this many evolution iterations (None: one per round; 0: distil only)."""
     prune_every: int = Field(default=2, ge=1)
     """Prune every this many iterations."""
+    prune_basis: PruneBasis = "rounds"
+    """``rounds``: prune an experience retrieved at fewer than 2 turns over the rounds since
+    it was made; ``offers``: judge that only once it was offered (a turn of its environment
+    and stage) at ``min_offers`` turns or more, and keep it until then."""
+    min_offers: int = Field(default=4, ge=1)
+    """Offered turns an experience needs before ``prune_basis: offers`` judges its
+    retrievals."""
     embedder: str = "auto"
     library_path: str | None = None
     """Start from a library JSON file (e.g. one built with another model)."""
@@ -89,6 +96,8 @@ class PendingEpisode(BaseModel):
     record: SessionRecord
     retrieved: dict[str, int] = Field(default_factory=dict)
     """Experience id -> the turns it was retrieved at in this episode."""
+    offered: dict[str, int] = Field(default_factory=dict)
+    """Experience id -> the turns it was offered at (its environment and stage)."""
 
 
 @dataclass
@@ -99,6 +108,7 @@ class _Episode:
     round: int | None = None
     round_episodes: int = 0
     retrieved: Counter[str] = field(default_factory=Counter)
+    offered: Counter[str] = field(default_factory=Counter)
 
 
 class PrimeMemory(BaseMemory):
@@ -173,6 +183,8 @@ class PrimeMemory(BaseMemory):
         return EvolutionSettings(
             iterations=self.rounds if cap is None else min(cap, self.rounds),
             prune_every=self.settings.prune_every,
+            prune_basis=self.settings.prune_basis,
+            min_offers=self.settings.min_offers,
             keep_log_fields=self.settings.distill_fields == "lesson",
         )
 
@@ -209,6 +221,9 @@ class PrimeMemory(BaseMemory):
         stage = stage_of(turn, episode.horizon)
         situation = situation_text(conversation, episode.env, stage)
         query = self.encode([situation])[0]
+        if episode.split == "train":
+            offered = self.library.offered(episode.env, stage, self.encode)
+            episode.offered.update(e.id for e in offered)
         found = self.library.candidates(
             episode.env,
             stage,
@@ -246,7 +261,10 @@ class PrimeMemory(BaseMemory):
         key = f"{record.condition}/{record.user_id}/{record.spec_id}"
         async with self._lock:
             self.pending[key] = PendingEpisode(
-                round=episode.round, record=record, retrieved=dict(episode.retrieved)
+                round=episode.round,
+                record=record,
+                retrieved=dict(episode.retrieved),
+                offered=dict(episode.offered),
             )
             if episode.round is None:
                 await self._consolidate(self.library.rounds)
@@ -335,7 +353,8 @@ class PrimeMemory(BaseMemory):
         )
 
     def _track(self, due: list[tuple[str, PendingEpisode]], iteration: int) -> None:
-        """Count the episodes' retrievals into the track records of what they retrieved."""
+        """Count the episodes' retrievals into the track records of what they retrieved,
+        and their offers into those of what they offered."""
         turns: Counter[str] = Counter()
         episodes: Counter[str] = Counter()
         solved: Counter[str] = Counter()
@@ -347,6 +366,9 @@ class PrimeMemory(BaseMemory):
             reward = trajectory_reward(
                 rewards, outcome.trajectory_reward, self.settings.trajectory_reward
             )
+            for exp_id, n in pending.offered.items():
+                if exp_id in self.library.experiences:
+                    self.library.experiences[exp_id].offers += n
             for exp_id, n in pending.retrieved.items():
                 e = self.library.experiences.get(exp_id)
                 if e is None:
@@ -379,6 +401,7 @@ class PrimeMemory(BaseMemory):
                     "zone": e.zone,
                     "stage": e.stage,
                     "envs": e.conditions.envs,
+                    "offers": e.offers,
                     "retrievals": e.retrievals,
                     "uses": e.uses,
                     "success_rate": e.success_rate,
