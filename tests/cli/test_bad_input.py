@@ -231,6 +231,12 @@ CASES: list[Case] = [
     ),
     ("cache-clear-corrupt", ["cache", "clear"], _home_cache(b"not sqlite at all\n" * 100), "cache"),
     ("cache-bad-action", ["cache", "burn"], None, "burn"),
+    # --- hostile inputs found in a later sweep ---
+    ("users-underscore", [*NEW, "--users", "1_0"], None, "whole number"),
+    ("users-full-width", [*NEW, "--users", "\uff11"], None, "whole number"),
+    ("sessions-unicode-digit", [*NEW, "--sessions", "\u0663"], None, "whole number"),
+    ("run-dir-empty", [*RUN, ""], None, "run_dir"),
+    ("yaml-run-dir-empty", [*BARE, "--config", "{tmp}/c.yaml"], _yaml('run_dir: ""\n'), "run_dir"),
     # --- what held before ---
     ("unknown-benchmark", ["run", "nosuch", "--run-dir", "{tmp}/new"], None, "nosuch"),
     ("unknown-memory", [*NEW, "--memory", "nope"], None, "nope"),
