@@ -105,6 +105,8 @@ def _yaml(text: str) -> Callable[[Path], None]:
 
 COLLAB = ["run", "collab", "--model", "all=scripted/echo", "--run-dir", "{tmp}/new"]
 CFG = "--config", "{tmp}/c.yaml", "--run-dir", "{tmp}/new"
+PREFIX = ["run", "prefix", "--sessions", "1", "--max-turns", "1", "--model", "all=scripted/echo"]
+PREFIX += ["--no-progress", "--run-dir", "{tmp}/new"]
 
 # (id, argv, setup, a word the one line must contain)
 Case = tuple[str, list[str], Callable[[Path], None] | None, str]
@@ -237,6 +239,18 @@ CASES: list[Case] = [
     ("sessions-unicode-digit", [*NEW, "--sessions", "\u0663"], None, "whole number"),
     ("run-dir-empty", [*RUN, ""], None, "run_dir"),
     ("yaml-run-dir-empty", [*BARE, "--config", "{tmp}/c.yaml"], _yaml('run_dir: ""\n'), "run_dir"),
+    ("prefix-unknown-option", [*PREFIX, "--conditon", "p"], None, "conditon"),
+    (
+        "prefix-unknown-yaml-key",
+        [*PREFIX, "--config", "{tmp}/c.yaml"],
+        _yaml("setings: x\n"),
+        "setings",
+    ),
+    ("prefix-settings-empty", [*PREFIX, "--settings", ","], None, "settings"),
+    ("prefix-settings-twice", [*PREFIX, "--settings", "tool_low,all"], None, "tool_low"),
+    ("prefix-condition-empty", [*PREFIX, "--condition", ""], None, "condition"),
+    ("prefix-categories-empty", [*PREFIX, "--categories", ","], None, "categories"),
+    ("prefix-judge-repeats-huge", [*PREFIX, "--judge-repeats", "1000000000"], None, "judge"),
     # --- what held before ---
     ("unknown-benchmark", ["run", "nosuch", "--run-dir", "{tmp}/new"], None, "nosuch"),
     ("unknown-memory", [*NEW, "--memory", "nope"], None, "nope"),
