@@ -107,6 +107,8 @@ COLLAB = ["run", "collab", "--model", "all=scripted/echo", "--run-dir", "{tmp}/n
 CFG = "--config", "{tmp}/c.yaml", "--run-dir", "{tmp}/new"
 PREFIX = ["run", "prefix", "--sessions", "1", "--max-turns", "1", "--model", "all=scripted/echo"]
 PREFIX += ["--no-progress", "--run-dir", "{tmp}/new"]
+GYM = ["run", "gym", "--users", "1", "--model", "all=scripted/echo", "--no-progress"]
+GYM += ["--run-dir", "{tmp}/new"]
 
 # (id, argv, setup, a word the one line must contain)
 Case = tuple[str, list[str], Callable[[Path], None] | None, str]
@@ -250,6 +252,13 @@ CASES: list[Case] = [
     ("prefix-settings-twice", [*PREFIX, "--settings", "tool_low,all"], None, "tool_low"),
     ("prefix-condition-empty", [*PREFIX, "--condition", ""], None, "condition"),
     ("prefix-categories-empty", [*PREFIX, "--categories", ","], None, "categories"),
+    ("gym-env-empty", [*GYM, "--env", ","], None, "env"),
+    ("gym-env-twice", [*GYM, "--env", "function,function"], None, "twice"),
+    ("gym-yaml-env-int", [*GYM, "--config", "{tmp}/c.yaml"], _yaml("env: 3\n"), "env"),
+    ("gym-yaml-env-nested", [*GYM, "--config", "{tmp}/c.yaml"], _yaml("env: [[a]]\n"), "env"),
+    ("gym-eval-episodes-huge", [*GYM, "--eval-episodes", "1000000000000"], None, "eval_episodes"),
+    ("gym-train-episodes-huge", [*GYM, "--train-episodes", "1000000000"], None, "train_episodes"),
+    ("gym-repeat-retries-huge", [*GYM, "--repeat-retries", "1000000000"], None, "repeat_retries"),
     ("prefix-judge-repeats-huge", [*PREFIX, "--judge-repeats", "1000000000"], None, "judge"),
     # --- what held before ---
     ("unknown-benchmark", ["run", "nosuch", "--run-dir", "{tmp}/new"], None, "nosuch"),
