@@ -109,6 +109,8 @@ PREFIX = ["run", "prefix", "--sessions", "1", "--max-turns", "1", "--model", "al
 PREFIX += ["--no-progress", "--run-dir", "{tmp}/new"]
 GYM = ["run", "gym", "--users", "1", "--model", "all=scripted/echo", "--no-progress"]
 GYM += ["--run-dir", "{tmp}/new"]
+MPT = ["run", "mpt", "--users", "1", "--model", "all=scripted/echo", "--no-progress"]
+MPT += ["--run-dir", "{tmp}/new"]
 
 # (id, argv, setup, a word the one line must contain)
 Case = tuple[str, list[str], Callable[[Path], None] | None, str]
@@ -259,6 +261,13 @@ CASES: list[Case] = [
     ("gym-eval-episodes-huge", [*GYM, "--eval-episodes", "1000000000000"], None, "eval_episodes"),
     ("gym-train-episodes-huge", [*GYM, "--train-episodes", "1000000000"], None, "train_episodes"),
     ("gym-repeat-retries-huge", [*GYM, "--repeat-retries", "1000000000"], None, "repeat_retries"),
+    (
+        "mpt-data-without-release",
+        [*MPT, "--data", "{tmp}/d.json"],
+        _write("d.json", "[]"),
+        "release",
+    ),
+    ("mpt-dataset-without-release", [*MPT, "--dataset", "tiny-v1"], None, "release"),
     ("prefix-judge-repeats-huge", [*PREFIX, "--judge-repeats", "1000000000"], None, "judge"),
     # --- what held before ---
     ("unknown-benchmark", ["run", "nosuch", "--run-dir", "{tmp}/new"], None, "nosuch"),
