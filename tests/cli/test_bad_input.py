@@ -105,6 +105,12 @@ def _yaml(text: str) -> Callable[[Path], None]:
 
 COLLAB = ["run", "collab", "--model", "all=scripted/echo", "--run-dir", "{tmp}/new"]
 CFG = "--config", "{tmp}/c.yaml", "--run-dir", "{tmp}/new"
+PREFIX = ["run", "prefix", "--sessions", "1", "--max-turns", "1", "--model", "all=scripted/echo"]
+PREFIX += ["--no-progress", "--run-dir", "{tmp}/new"]
+GYM = ["run", "gym", "--users", "1", "--model", "all=scripted/echo", "--no-progress"]
+GYM += ["--run-dir", "{tmp}/new"]
+MPT = ["run", "mpt", "--users", "1", "--model", "all=scripted/echo", "--no-progress"]
+MPT += ["--run-dir", "{tmp}/new"]
 
 # (id, argv, setup, a word the one line must contain)
 Case = tuple[str, list[str], Callable[[Path], None] | None, str]
@@ -231,6 +237,38 @@ CASES: list[Case] = [
     ),
     ("cache-clear-corrupt", ["cache", "clear"], _home_cache(b"not sqlite at all\n" * 100), "cache"),
     ("cache-bad-action", ["cache", "burn"], None, "burn"),
+    # --- hostile inputs found in a later sweep ---
+    ("users-underscore", [*NEW, "--users", "1_0"], None, "whole number"),
+    ("users-full-width", [*NEW, "--users", "\uff11"], None, "whole number"),
+    ("sessions-unicode-digit", [*NEW, "--sessions", "\u0663"], None, "whole number"),
+    ("run-dir-empty", [*RUN, ""], None, "run_dir"),
+    ("yaml-run-dir-empty", [*BARE, "--config", "{tmp}/c.yaml"], _yaml('run_dir: ""\n'), "run_dir"),
+    ("prefix-unknown-option", [*PREFIX, "--conditon", "p"], None, "conditon"),
+    (
+        "prefix-unknown-yaml-key",
+        [*PREFIX, "--config", "{tmp}/c.yaml"],
+        _yaml("setings: x\n"),
+        "setings",
+    ),
+    ("prefix-settings-empty", [*PREFIX, "--settings", ","], None, "settings"),
+    ("prefix-settings-twice", [*PREFIX, "--settings", "tool_low,all"], None, "tool_low"),
+    ("prefix-condition-empty", [*PREFIX, "--condition", ""], None, "condition"),
+    ("prefix-categories-empty", [*PREFIX, "--categories", ","], None, "categories"),
+    ("gym-env-empty", [*GYM, "--env", ","], None, "env"),
+    ("gym-env-twice", [*GYM, "--env", "function,function"], None, "twice"),
+    ("gym-yaml-env-int", [*GYM, "--config", "{tmp}/c.yaml"], _yaml("env: 3\n"), "env"),
+    ("gym-yaml-env-nested", [*GYM, "--config", "{tmp}/c.yaml"], _yaml("env: [[a]]\n"), "env"),
+    ("gym-eval-episodes-huge", [*GYM, "--eval-episodes", "1000000000000"], None, "eval_episodes"),
+    ("gym-train-episodes-huge", [*GYM, "--train-episodes", "1000000000"], None, "train_episodes"),
+    ("gym-repeat-retries-huge", [*GYM, "--repeat-retries", "1000000000"], None, "repeat_retries"),
+    (
+        "mpt-data-without-release",
+        [*MPT, "--data", "{tmp}/d.json"],
+        _write("d.json", "[]"),
+        "release",
+    ),
+    ("mpt-dataset-without-release", [*MPT, "--dataset", "tiny-v1"], None, "release"),
+    ("prefix-judge-repeats-huge", [*PREFIX, "--judge-repeats", "1000000000"], None, "judge"),
     # --- what held before ---
     ("unknown-benchmark", ["run", "nosuch", "--run-dir", "{tmp}/new"], None, "nosuch"),
     ("unknown-memory", [*NEW, "--memory", "nope"], None, "nope"),

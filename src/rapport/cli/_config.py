@@ -8,6 +8,7 @@ validates them.
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from ._errors import UsageError
 
 _FIELDS = set(ExperimentConfig.model_fields)
 _COUNTS = ("users", "sessions", "max_turns", "seed", "concurrency")
+_WHOLE = re.compile(r"[+-]?[0-9]{1,30}")
 
 
 def add_experiment_flags(parser: argparse.ArgumentParser) -> None:
@@ -147,12 +149,10 @@ def _names(text: str) -> list[str]:
 
 
 def _integer(flag: str, text: str) -> int:
-    try:
-        if len(text) > 30:
-            raise ValueError(text)
-        return int(text)
-    except ValueError:
-        raise UsageError(f"--{flag.replace('_', '-')} needs a whole number, got '{text}'") from None
+    # ASCII digits only: int() would also take '1_000' and full-width digits.
+    if not _WHOLE.fullmatch(text.strip()):
+        raise UsageError(f"--{flag.replace('_', '-')} needs a whole number, got '{text}'")
+    return int(text)
 
 
 def parse_models(specs: Sequence[str]) -> dict[str, Any]:
@@ -197,8 +197,8 @@ def _flag_fields(args: argparse.Namespace) -> dict[str, Any]:
             fields[name] = _integer(name, value)
     if getattr(args, "memory", None) is not None:
         fields["memory"] = _names(args.memory)
-    if getattr(args, "run_dir", None):
-        fields["run_dir"] = Path(args.run_dir)
+    if getattr(args, "run_dir", None) is not None:
+        fields["run_dir"] = args.run_dir  # a string: the config refuses an empty one
     if getattr(args, "no_cache", False):
         fields["cache"] = False
     return fields

@@ -31,6 +31,7 @@ from ._outcomes import (
     as_outcome,
 )
 from ._records import (
+    MAX_SESSIONS,
     ExperimentConfig,
     MemoryHealth,
     MemoryItem,
@@ -64,6 +65,7 @@ from ._tasks import (
 __all__ = [
     "KNOWN_OUTCOMES",
     "KNOWN_TASKS",
+    "MAX_SESSIONS",
     "SINGLE_LINE",
     "Action",
     "ActionKind",

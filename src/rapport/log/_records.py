@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ._calls import ModelCall, ToolCall
 from ._events import Event
@@ -213,6 +213,14 @@ class ExperimentConfig(BaseModel):
     """Per memory method keyword options."""
     cache: bool = True
     """Use the response cache (re-running a finished run then makes no model calls)."""
+
+    @field_validator("run_dir", mode="before")
+    @classmethod
+    def _named_dir(cls, value: Any) -> Any:
+        # Path("") is the working directory: an empty name is a mistake, not "here".
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("run_dir is empty")
+        return value
 
     @model_validator(mode="before")
     @classmethod

@@ -35,6 +35,9 @@ def test_parse_call_reads_keyword_literals() -> None:
         "1 + 2",
         "Func(",
         'Func(a="x", a="y")',
+        "Func(a={[1]: 2})",
+        "Func(a={{}})",
+        "Func(a=" + "-" * 10_000 + "1)",
     ],
 )
 def test_parse_call_rejects_anything_but_literal_keywords(text: str) -> None:
@@ -115,6 +118,15 @@ def test_changed_inputs_are_noted_and_not_count_checked(tmp_path: Path) -> None:
     assert not notes or any("pref_list" in n for n in notes)
 
 
+def _config(root: Path, **changes: object) -> None:
+    path = root / "configs/datasets/tiny-v1.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def _rows(root: Path, rows: list[object]) -> None:
+    (root / "data/tiny.json").write_text(json.dumps(rows))
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
@@ -128,6 +140,33 @@ def test_changed_inputs_are_noted_and_not_count_checked(tmp_path: Path) -> None:
             lambda r: (r / "configs/queries/tiny-v1.json").write_text("{}"),
             "queries_config has no 'inputs'",
         ),
+        (lambda r: _config(r, source="data/tiny.json"), "'source' must be a JSON object"),
+        (lambda r: _config(r, turns=3), "'turns' must be a JSON list"),
+        (lambda r: _config(r, expected=[]), "'expected' must be a JSON object"),
+        (lambda r: _rows(r, [{**EXAMPLES[0], "sessions": None}]), "'sessions' must be"),
+        (lambda r: _rows(r, [{**EXAMPLES[0], "sessions": ["x"]}]), "session 0 must be"),
+        (lambda r: _rows(r, [{**EXAMPLES[0], "api_calls": 3}]), "'api_calls' must be"),
+        (lambda r: _rows(r, [{**EXAMPLES[0], "example_id": {}}]), "'example_id' must be"),
+        (lambda r: _rows(r, [EXAMPLES[0], EXAMPLES[0]]), "repeats example_id"),
+        (
+            lambda r: _rows(r, [{**EXAMPLES[0], "api_calls_pref": [{"evidence": ["x"]}]}]),
+            "evidence 0 must be a JSON object",
+        ),
+        (
+            lambda r: (r / "configs/preferences/tiny-v1/pref_list.json").write_text("[]"),
+            "pref_list must be a JSON object",
+        ),
+        (
+            lambda r: (r / "configs/schemas/tiny-v1/schema_easy.json").write_text("{}"),
+            "schemas_config.singleturn must be a JSON list",
+        ),
+        (
+            lambda r: (r / "configs/queries/tiny-v1/query_multiturn.json").write_text(
+                json.dumps([{"target": [{"domain": "GetHotels"}], "query": "hi"}])
+            ),
+            "'query' must be a JSON list",
+        ),
+        (lambda r: (r / "data/tiny.json").write_bytes(b"\xff\xfe[]"), "data is not JSON"),
     ],
 )
 def test_another_layout_fails_in_one_line(tmp_path: Path, damage, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -158,3 +197,16 @@ def test_the_cli_refuses_another_layout_in_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "has no 'sessions'" in err[0]
     assert not (tmp_path / "r").exists()
+
+
+def test_a_byte_order_mark_is_read_as_utf_8(tmp_path: Path) -> None:
+    root = write_release(tmp_path)
+    config = root / "configs/datasets/tiny-v1.json"
+    config.write_bytes(b"\xef\xbb\xbf" + config.read_bytes())
+    assert scenario_counts(load_release(root, "tiny-v1")) == EXPECTED
+
+
+@pytest.mark.parametrize("option", [{"data": "rows.json"}, {"dataset": "tiny-v1"}])
+def test_release_options_without_a_release_are_refused(option: dict[str, str]) -> None:
+    with pytest.raises(ValueError, match="give release too"):
+        MPTOptions.model_validate(option)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles, derive_seed
 from rapport.log import (
+    MAX_SESSIONS,
     Condition,
     ExperimentConfig,
     GymOutcome,
@@ -32,13 +33,13 @@ class GymOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    env: list[str] = Field(default_factory=lambda: ["function", "telepathy"])
+    env: list[str] = Field(default_factory=lambda: ["function", "telepathy"], min_length=1)
     """Gyms to run, comma separated: function, telepathy, turtle, intention, travel, ..."""
-    train_episodes: int = Field(default=4, ge=0)
+    train_episodes: int = Field(default=4, ge=0, le=MAX_SESSIONS)
     """Episodes per user that build memory (not reported)."""
-    eval_episodes: int = Field(default=4, ge=1)
+    eval_episodes: int = Field(default=4, ge=1, le=MAX_SESSIONS)
     """Held-out episodes per user, memory frozen (reported)."""
-    rounds: int = Field(default=5, ge=1)
+    rounds: int = Field(default=5, ge=1, le=MAX_SESSIONS)
     """Train episodes are played in this many rounds (fewer when there are fewer train
     episodes): every stream's episodes of one round, under a condition, before any of the
     next, and eval episodes after all of them. A memory its users share (PRIME) distils and
@@ -54,7 +55,7 @@ class GymOptions(BaseModel):
     default). The embedded 1.5B model answered at once on 6 of 6 function episodes with
     the note after the conversation, and queried first on 5 of 6 with it in the system
     prompt."""
-    repeat_retries: int = Field(default=2, ge=0)
+    repeat_retries: int = Field(default=2, ge=0, le=100)
     """Ask the agent again (temperature 0.8, seeded) when its move repeats an ``[action]`` or
     ``[search]`` it already made this episode, up to this many times per turn (0: never):
     a small model decoding greedily otherwise loops on one move until the turns run out."""
@@ -80,9 +81,14 @@ class GymOptions(BaseModel):
     def _split_env(cls, value: Any) -> Any:
         if isinstance(value, str):
             value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return value  # the field's own type check says what is wrong
         unknown = [v for v in value if v not in GYMS]
         if unknown:
             raise ValueError(f"unknown gym {unknown[0]!r} (known: {', '.join(GYMS)})")
+        repeated = sorted({v for v in value if value.count(v) > 1})
+        if repeated:
+            raise ValueError(f"gym {repeated[0]!r} is listed twice")
         return value
 
 

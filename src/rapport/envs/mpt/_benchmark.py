@@ -64,6 +64,10 @@ class MPTOptions(BaseModel):
     def _ordered(self) -> MPTOptions:
         if self.sessions_min > self.sessions_max:
             raise ValueError("sessions_min must not exceed sessions_max")
+        if self.release is None:
+            unused = [k for k in ("data", "dataset") if k in self.model_fields_set]
+            if unused:
+                raise ValueError(f"{unused[0]} reads the release: give release too")
         return self
 
 

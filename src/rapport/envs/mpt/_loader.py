@@ -20,7 +20,8 @@ def parse_call(text: str) -> dict[str, Any]:
     """
     try:
         node = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError as exc:
+    # CPython's parser raises MemoryError, not SyntaxError, on a few thousand nested operators.
+    except (SyntaxError, RecursionError, MemoryError) as exc:
         raise CallParseError(f"not a call: {text!r}") from exc
     if not isinstance(node, ast.Call) or node.args:
         raise CallParseError(f"expected Name(arg=value, ...): {text!r}")
@@ -33,7 +34,7 @@ def parse_call(text: str) -> dict[str, Any]:
             raise CallParseError(f"argument '{keyword.arg}' given twice: {text!r}")
         try:
             arguments[keyword.arg] = ast.literal_eval(keyword.value)
-        except ValueError as exc:
+        except (ValueError, TypeError, RecursionError) as exc:  # TypeError: {[1]: 2}
             raise CallParseError(f"argument '{keyword.arg}' is not a literal: {text!r}") from exc
     return {"name": name, "arguments": arguments}
 

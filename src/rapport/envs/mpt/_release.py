@@ -58,11 +58,25 @@ class ReleaseInputs:
 def _read_json(path: Path, what: str) -> tuple[Any, bytes]:
     if not path.is_file():
         raise ReleaseLayoutError(f"release layout: missing {what} ({path})")
-    payload = path.read_bytes()
     try:
-        return json.loads(payload.decode("utf-8")), payload
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        payload = path.read_bytes()
+        return json.loads(payload.decode("utf-8-sig")), payload
+    except OSError as exc:
+        raise ReleaseLayoutError(f"release layout: cannot read {what} ({path}: {exc})") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise ReleaseLayoutError(f"release layout: {what} is not JSON ({path}: {exc})") from exc
+
+
+def _expect(value: Any, kind: type | tuple[type, ...], what: str) -> None:
+    if not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise ReleaseLayoutError(
+            f"release layout: {what} must be a JSON {_JSON_NAMES.get(names, names)}, "
+            f"not {type(value).__name__}"
+        )
+
+
+_JSON_NAMES = {"dict": "object", "list": "list", "dict or list": "object or list"}
 
 
 def _key(mapping: Any, key: str, what: str) -> Any:
@@ -85,6 +99,10 @@ def _checked(root: Path, spec: dict[str, Any], what: str, notes: list[str]) -> t
     return value, True
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def group_templates(raw: Any) -> dict[str, list[dict[str, Any]]]:
     """Multi-turn templates by domain (a dict of lists, or a list whose targets name it)."""
     if isinstance(raw, dict):
@@ -96,9 +114,9 @@ def group_templates(raw: Any) -> dict[str, list[dict[str, Any]]]:
     for template in raw if isinstance(raw, list) else []:
         if not isinstance(template, dict):
             continue
-        targets = [t for t in template.get("target", []) if isinstance(t, dict)]
+        targets = [t for t in _list(template.get("target")) if isinstance(t, dict)]
         domain = next((str(t["domain"]) for t in targets if t.get("domain")), "")
-        if not domain and template.get("api_call"):
+        if not domain and _list(template.get("api_call")):
             domain = str(template["api_call"][0]).split("(", 1)[0].strip()
         if domain:
             grouped.setdefault(domain, []).append(template)
@@ -130,6 +148,9 @@ def read_release(
             inputs[f"{part}.{name}"] = value
             verified &= ok
     source = _key(config, "source", "dataset config")
+    _expect(source, dict, "the dataset config's 'source'")
+    _check_config(config)
+    _check_inputs(inputs)
     replaced = False
     if data is not None:
         rows, payload = _read_json(Path(data), "data file")
@@ -146,13 +167,7 @@ def read_release(
         verified &= ok
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise ReleaseLayoutError("release layout: the data file is not a JSON list of examples")
-    for i, row in enumerate(rows):
-        missing = [k for k in ("example_id", "sessions") if k not in row]
-        if missing:
-            raise ReleaseLayoutError(
-                f"release layout: example {i} of the data file has no "
-                + " and no ".join(f"'{k}'" for k in missing)
-            )
+    _check_rows(rows)
     return ReleaseInputs(
         dataset_id=str(config.get("dataset_id", dataset)),
         config=config,
@@ -169,6 +184,84 @@ def read_release(
         source_replaced=replaced,
         verified=verified,
     )
+
+
+def _check_config(config: dict[str, Any]) -> None:
+    """The dataset config's optional keys, where present, have the layout's types."""
+    for key in ("turns", "difficulties"):
+        if key in config:
+            _expect(config[key], list, f"the dataset config's '{key}'")
+    expected = config.get("expected", {})
+    _expect(expected, dict, "the dataset config's 'expected'")
+    scenarios = expected.get("scenarios", {})
+    _expect(scenarios, dict, "the dataset config's 'expected.scenarios'")
+    for name, spec in scenarios.items():
+        _expect(spec, dict, f"the dataset config's 'expected.scenarios.{name}'")
+
+
+def _check_inputs(inputs: dict[str, Any]) -> None:
+    """Each input file holds the top-level type the builder reads."""
+    kinds: dict[str, type | tuple[type, ...]] = {
+        "queries_config.singleturn": dict,
+        "queries_config.multiturn": (dict, list),
+        "preferences_config.pref_list": dict,
+        "preferences_config.pref_group": dict,
+        "schemas_config.singleturn": list,
+        "schemas_config.multiturn": list,
+    }
+    for name, kind in kinds.items():
+        _expect(inputs[name], kind, name)
+    for domain, templates in group_templates(inputs["queries_config.multiturn"]).items():
+        for n, template in enumerate(templates):
+            _check_turns(template, f"queries_config.multiturn's '{domain}' template {n}")
+            _expect(template.get("query", []), list, f"'{domain}' template {n} 'query'")
+    for domain, slots in inputs["preferences_config.pref_list"].items():
+        _expect(slots, list, f"preferences_config.pref_list's '{domain}'")
+    for group, spec in inputs["preferences_config.pref_group"].items():
+        _expect(spec, dict, f"preferences_config.pref_group's '{group}'")
+        _expect(spec.get("rules", []), list, f"preferences_config.pref_group's '{group}.rules'")
+
+
+def _check_rows(rows: list[dict[str, Any]]) -> None:
+    """Every example has a unique id, a list of sessions and lists where lists are read."""
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        missing = [k for k in ("example_id", "sessions") if k not in row]
+        if missing:
+            raise ReleaseLayoutError(
+                f"release layout: example {i} of the data file has no "
+                + " and no ".join(f"'{k}'" for k in missing)
+            )
+        where = f"example {i} of the data file"
+        _expect(row["example_id"], (str, int), f"{where}'s 'example_id'")
+        if str(row["example_id"]) in seen:
+            raise ReleaseLayoutError(
+                f"release layout: {where} repeats example_id {row['example_id']!r}"
+            )
+        seen.add(str(row["example_id"]))
+        for key in ("sessions", "api_calls", "api_calls_pref"):
+            if row.get(key) is not None or key == "sessions":
+                _expect(row[key], list, f"{where}'s '{key}'")
+        for n, session in enumerate(row["sessions"]):
+            _expect(session, dict, f"{where}'s session {n}")
+            _check_turns(session, f"{where}'s session {n}")
+        for n, pref in enumerate(row.get("api_calls_pref") or []):
+            _expect(pref, dict, f"{where}'s api_calls_pref {n}")
+            _expect(pref.get("evidence", []), list, f"{where}'s api_calls_pref {n} 'evidence'")
+            for m, evidence in enumerate(pref.get("evidence", [])):
+                _expect(evidence, dict, f"{where}'s api_calls_pref {n} evidence {m}")
+
+
+def _check_turns(item: dict[str, Any], where: str) -> None:
+    """A session's or template's ``api_call`` is a list and its dialogue a list of objects."""
+    if item.get("api_call") is not None:
+        _expect(item["api_call"], list, f"{where} 'api_call'")
+    for key in ("dialogue", "query", "target"):
+        if isinstance(item.get(key), list):
+            for n, turn in enumerate(item[key]):
+                _expect(turn, dict, f"{where} '{key}' entry {n}")
+        elif item.get(key) is not None and key != "query":
+            _expect(item[key], list, f"{where} '{key}'")
 
 
 def _text(value: Any) -> str:

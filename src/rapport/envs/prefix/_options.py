@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rapport.judges import Dimension
 from rapport.prefs.prefix import Setting, all_settings, extra_settings, get_setting
@@ -22,31 +22,42 @@ def _split(value: Any) -> Any:
 
 
 class PrefixOptions(BaseModel):
-    """Benchmark options (``--condition``, ``--settings`` ... on the command line)."""
+    """Benchmark options (``--condition``, ``--settings`` ... on the command line; unknown
+    names are refused)."""
 
-    condition: list[Literal["no_p", "p"]] = Field(default_factory=lambda: ["no_p", "p"])  # type: ignore[arg-type]
+    model_config = ConfigDict(extra="forbid")
+
+    condition: list[Literal["no_p", "p"]] = Field(
+        default_factory=lambda: ["no_p", "p"],  # type: ignore[arg-type]
+        min_length=1,
+    )
     """``no_p``: generic instructions; ``p``: a sample interaction with implicit feedback."""
-    settings: list[str] = Field(default_factory=lambda: ["all"], validate_default=True)
+    settings: list[str] = Field(
+        default_factory=lambda: ["all"], validate_default=True, min_length=1
+    )
     """Setting ids, ``all`` (the paper's 31) or ``extras`` (ours outside the 31)."""
     combine: int = Field(default=1, ge=1, le=4)
     """Preferences each user holds (several combined: settings of different attributes)."""
     tasks: int | None = Field(default=None, ge=1)
     """Tasks (sessions) per user; default: the run's ``--sessions``."""
-    judge_repeats: int = Field(default=1, ge=1)
+    judge_repeats: int = Field(default=1, ge=1, le=100)
     """Samples per judge (the first greedy, the rest sampled): feeds the CV over repeats."""
     reliability: Literal["repeats", "paper"] = "repeats"
     """Judge stability: ``repeats`` (CV over every session's ``judge_repeats``) or the
     paper's protocol, ``paper``: ``reliability_runs`` judge runs on ``reliability_samples``
     sessions per condition (the first session of the first users), the CV over those."""
-    reliability_samples: int = Field(default=5, ge=1)
-    reliability_runs: int = Field(default=20, ge=2)
+    reliability_samples: int = Field(default=5, ge=1, le=1000)
+    reliability_runs: int = Field(default=20, ge=2, le=1000)
     result_chars: int | None = Field(default=None, ge=200)
     """Longest system-tool result the agent reads, in characters (longer ones are cut with
     a note); None (default): whole, as bfcl-eval. For small-context local models, since
     long_context results reach 30,000 characters."""
     max_messages: int = Field(default=180, ge=4)
     """Messages (user, agent and tool turns) after which a session stops."""
-    categories: list[Category] = Field(default_factory=lambda: ["long_context"])  # type: ignore[arg-type]
+    categories: list[Category] = Field(
+        default_factory=lambda: ["long_context"],  # type: ignore[arg-type]
+        min_length=1,
+    )
     """BFCL categories the tasks come from (coarsened); information-collection settings
     take ``miss_param`` tasks whatever this says, as in the paper."""
 
@@ -60,6 +71,9 @@ class PrefixOptions(BaseModel):
             "extras": [s.id for s in extra_settings()],
         }
         value = [v for item in value for v in groups.get(item, [item])]
+        repeated = sorted({v for v in value if value.count(v) > 1})
+        if repeated:
+            raise ValueError(f"setting {repeated[0]!r} is listed twice (one user per setting)")
         for setting_id in value:
             try:
                 get_setting(setting_id)
