@@ -9,6 +9,7 @@ private RAPPORT_HOME are fingerprinted before and after: every byte must be as i
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
@@ -103,6 +104,7 @@ def _yaml(text: str) -> Callable[[Path], None]:
     return _write("c.yaml", text)
 
 
+_PROFILE = {"preferences": ["You like replies in bullet-point format."], "i": 0}
 COLLAB = ["run", "collab", "--model", "all=scripted/echo", "--run-dir", "{tmp}/new"]
 CFG = "--config", "{tmp}/c.yaml", "--run-dir", "{tmp}/new"
 PREFIX = ["run", "prefix", "--sessions", "1", "--max-turns", "1", "--model", "all=scripted/echo"]
@@ -261,6 +263,24 @@ CASES: list[Case] = [
     ("gym-eval-episodes-huge", [*GYM, "--eval-episodes", "1000000000000"], None, "eval_episodes"),
     ("gym-train-episodes-huge", [*GYM, "--train-episodes", "1000000000"], None, "train_episodes"),
     ("gym-repeat-retries-huge", [*GYM, "--repeat-retries", "1000000000"], None, "repeat_retries"),
+    (
+        "collab-profiles-repeated-id",
+        [*COLLAB, "--users", "2", "--profiles", "{tmp}/p.json"],
+        _write("p.json", json.dumps([_PROFILE, _PROFILE])),
+        "repeats",
+    ),
+    (
+        "collab-profiles-index-null",
+        [*COLLAB, "--profiles", "{tmp}/p.json"],
+        _write("p.json", json.dumps([{**_PROFILE, "i": None}])),
+        "'i'",
+    ),
+    (
+        "collab-problems-gold-infinite",
+        [*COLLAB, "--problems", "{tmp}/p.jsonl"],
+        _write("p.jsonl", '{"query": "q", "choices": ["(A)a", "(B)b"], "gold": 1e400}\n'),
+        "p.jsonl",
+    ),
     (
         "mpt-data-without-release",
         [*MPT, "--data", "{tmp}/d.json"],
