@@ -89,7 +89,7 @@ def _damage_row(sql: str, *, keep: str = "") -> Callable[[Path], None]:
 
     def setup(tmp: Path) -> None:
         conn = sqlite3.connect(tmp / "run" / "run.sqlite")
-        conn.execute(sql)
+        conn.executescript(sql)
         conn.commit()
         conn.close()
         if keep:
@@ -318,6 +318,18 @@ CASES: list[Case] = [
     ("export-out-empty", ["export", "{run}", "--sessions", "jsonl", "--out", ""], None, "--out"),
     ("library-out-empty", ["library", "export", "{run}", "--out", ""], None, "--out"),
     ("report-html-empty", ["report", "{run}", "--html", ""], None, "--html"),
+    (
+        "train-data-other-benchmark",
+        ["train", "data", "{run}", "--out", "{tmp}/td"],
+        None,
+        "collab runs",
+    ),
+    (
+        "train-data-session-not-json",
+        ["train", "data", "{run}", "--out", "{tmp}/td"],
+        _damage_row(f"DELETE FROM run; {BAD_SESSION}"),
+        "damaged",
+    ),
     ("run-home-is-a-file", NEW, _home_is_a_file, "RAPPORT_HOME"),
     ("cache-info-home-is-a-file", ["cache", "info"], _home_is_a_file, "RAPPORT_HOME"),
     (
