@@ -9,6 +9,7 @@ private RAPPORT_HOME are fingerprinted before and after: every byte must be as i
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
@@ -82,6 +83,28 @@ def _replace_store(kind: str) -> Callable[[Path], None]:
     return setup
 
 
+def _damage_row(sql: str, *, keep: str = "") -> Callable[[Path], None]:
+    """Run `sql` on the finished run's store (a row's JSON body damaged, say); with `keep`,
+    also write that file beside it, which the command must leave as it was."""
+
+    def setup(tmp: Path) -> None:
+        conn = sqlite3.connect(tmp / "run" / "run.sqlite")
+        conn.executescript(sql)
+        conn.commit()
+        conn.close()
+        if keep:
+            (tmp / keep).write_text("an earlier export\n")
+
+    return setup
+
+
+def _home_is_a_file(tmp: Path) -> None:
+    home = Path(os.environ["RAPPORT_HOME"])
+    shutil.rmtree(home, ignore_errors=True)
+    home.parent.mkdir(parents=True, exist_ok=True)
+    home.write_text("not a directory\n")
+
+
 def _copy_store(tmp: Path) -> None:
     shutil.copy(tmp / "run" / "run.sqlite", tmp / "other.sqlite")
 
@@ -103,6 +126,11 @@ def _yaml(text: str) -> Callable[[Path], None]:
     return _write("c.yaml", text)
 
 
+BAD_SESSION = "UPDATE sessions SET body = '{not json'"
+BAD_RUN = "UPDATE run SET body = '{not json'"
+WRONG_RUN = "UPDATE run SET body = '{\"id\": 3}'"
+BAD_MEMORY = "UPDATE memory_versions SET body = '[]'"
+_PROFILE = {"preferences": ["You like replies in bullet-point format."], "i": 0}
 COLLAB = ["run", "collab", "--model", "all=scripted/echo", "--run-dir", "{tmp}/new"]
 CFG = "--config", "{tmp}/c.yaml", "--run-dir", "{tmp}/new"
 PREFIX = ["run", "prefix", "--sessions", "1", "--max-turns", "1", "--model", "all=scripted/echo"]
@@ -261,6 +289,67 @@ CASES: list[Case] = [
     ("gym-eval-episodes-huge", [*GYM, "--eval-episodes", "1000000000000"], None, "eval_episodes"),
     ("gym-train-episodes-huge", [*GYM, "--train-episodes", "1000000000"], None, "train_episodes"),
     ("gym-repeat-retries-huge", [*GYM, "--repeat-retries", "1000000000"], None, "repeat_retries"),
+    ("report-session-not-json", ["report", "{run}"], _damage_row(BAD_SESSION), "damaged"),
+    ("report-run-not-json", ["report", "{run}"], _damage_row(BAD_RUN), "damaged"),
+    ("report-run-wrong-shape", ["report", "{run}"], _damage_row(WRONG_RUN), "damaged"),
+    ("view-session-not-json", ["view", "{run}"], _damage_row(BAD_RUN), "damaged"),
+    ("view-no-run-header", ["view", "{run}"], _damage_row("DELETE FROM run"), "no run"),
+    ("view-store-corrupt", ["view", "{run}"], _replace_store("corrupt"), "run.sqlite"),
+    ("view-store-foreign", ["view", "{run}"], _replace_store("foreign"), "run.sqlite"),
+    ("view-store-empty", ["view", "{run}"], _replace_store("empty"), "no run"),
+    (
+        "library-memory-not-json",
+        ["library", "show", "{run}", "--condition", "none"],
+        _damage_row(BAD_MEMORY),
+        "damaged",
+    ),
+    (
+        "export-session-not-json",
+        ["export", "{run}", "--sessions", "jsonl", "--out", "{tmp}/kept.jsonl"],
+        _damage_row(BAD_SESSION, keep="kept.jsonl"),
+        "damaged",
+    ),
+    (
+        "export-store-empty",
+        ["export", "{run}", "--sessions", "jsonl"],
+        _replace_store("empty"),
+        "no run",
+    ),
+    ("export-out-empty", ["export", "{run}", "--sessions", "jsonl", "--out", ""], None, "--out"),
+    ("library-out-empty", ["library", "export", "{run}", "--out", ""], None, "--out"),
+    ("report-html-empty", ["report", "{run}", "--html", ""], None, "--html"),
+    (
+        "train-data-other-benchmark",
+        ["train", "data", "{run}", "--out", "{tmp}/td"],
+        None,
+        "collab runs",
+    ),
+    (
+        "train-data-session-not-json",
+        ["train", "data", "{run}", "--out", "{tmp}/td"],
+        _damage_row(f"DELETE FROM run; {BAD_SESSION}"),
+        "damaged",
+    ),
+    ("run-home-is-a-file", NEW, _home_is_a_file, "RAPPORT_HOME"),
+    ("cache-info-home-is-a-file", ["cache", "info"], _home_is_a_file, "RAPPORT_HOME"),
+    (
+        "collab-profiles-repeated-id",
+        [*COLLAB, "--users", "2", "--profiles", "{tmp}/p.json"],
+        _write("p.json", json.dumps([_PROFILE, _PROFILE])),
+        "repeats",
+    ),
+    (
+        "collab-profiles-index-null",
+        [*COLLAB, "--profiles", "{tmp}/p.json"],
+        _write("p.json", json.dumps([{**_PROFILE, "i": None}])),
+        "'i'",
+    ),
+    (
+        "collab-problems-gold-infinite",
+        [*COLLAB, "--problems", "{tmp}/p.jsonl"],
+        _write("p.jsonl", '{"query": "q", "choices": ["(A)a", "(B)b"], "gold": 1e400}\n'),
+        "p.jsonl",
+    ),
     (
         "mpt-data-without-release",
         [*MPT, "--data", "{tmp}/d.json"],

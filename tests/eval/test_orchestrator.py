@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any, Self
 
 import pytest
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from rapport.envs import AgentRequest, Benchmark, Episode, SessionLog
 from rapport.envs import _registry as benchmarks
-from rapport.eval import ExperimentError, prepare_experiment, run_experiment
+from rapport.eval import ExperimentError, one_line, prepare_experiment, run_experiment
 from rapport.llm import Message, ModelError, ModelOutput, ModelRoles, Request, ScriptedAPI
 from rapport.log import (
     Condition,
@@ -249,3 +249,29 @@ def test_an_unknown_memory_option_is_refused_before_anything_is_written(tmp_path
     with pytest.raises(ExperimentError, match=r"probe_memory.*raise_inn"):
         prepare_experiment(config, models=_models())
     assert not (tmp_path / "r").exists()
+
+
+def test_one_line_gives_a_model_check_its_own_words() -> None:
+    class Options(BaseModel):
+        low: int = 0
+        high: int = 0
+
+        @field_validator("high")
+        @classmethod
+        def _small(cls, value: int) -> int:
+            if value > 9:
+                raise ValueError("high must be below 10")
+            return value
+
+        @model_validator(mode="after")
+        def _ordered(self) -> Options:
+            if self.low > self.high:
+                raise ValueError("low must not exceed high")
+            return self
+
+    with pytest.raises(ValidationError) as model_level:
+        Options(low=2, high=1)
+    assert one_line(model_level.value) == "Options: low must not exceed high"
+    with pytest.raises(ValidationError) as field_level:
+        Options(high=12)
+    assert one_line(field_level.value) == "Options: high: high must be below 10"

@@ -18,7 +18,7 @@ from rapport.log import (
     SessionRecord,
     UserRecord,
 )
-from rapport.store import ConfigMismatchError, RunStore, SqliteCache
+from rapport.store import ConfigMismatchError, RunStore, SqliteCache, StoreError
 
 
 def _config(run_dir: Path, **fields: object) -> ExperimentConfig:
@@ -137,3 +137,39 @@ def test_cache_keeps_a_put_when_the_process_is_killed(tmp_path: Path) -> None:
     assert proc.returncode == -9
     hit = SqliteCache(path).get("k")
     assert hit is not None and hit.text == "kept"
+
+
+@pytest.mark.parametrize(
+    ("table", "body", "read"),
+    [
+        ("sessions", "{not json", lambda s: s.sessions()),
+        ("sessions", '{"index": "x"}', lambda s: s.session("c", "u", 0)),
+        ("memory_versions", "[]", lambda s: s.memory_versions()),
+        ("run", '{"id": 3}', lambda s: s.run()),
+    ],
+)
+def test_a_damaged_body_is_a_store_error_naming_the_file(
+    tmp_path: Path, table: str, body: str, read: object
+) -> None:
+    with RunStore(tmp_path) as store:
+        store.create_or_open(_config(tmp_path))
+        store.commit_session(_record("c", "u", 0), _version("c", "u", 1))
+    conn = sqlite3.connect(tmp_path / "run.sqlite")
+    conn.execute(f"UPDATE {table} SET body = ?", (body,))
+    conn.commit()
+    conn.close()
+    with RunStore.open_readonly(tmp_path) as store, pytest.raises(StoreError) as info:
+        read(store)  # type: ignore[operator]
+    assert "run.sqlite is damaged" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_an_empty_store_reads_as_no_run(tmp_path: Path) -> None:
+    (tmp_path / "run.sqlite").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match="no run found"):
+        RunStore.open_readonly(tmp_path)
+
+
+def test_a_cache_whose_home_is_a_file_is_refused_before_use(tmp_path: Path) -> None:
+    (tmp_path / "home").write_text("x")
+    with pytest.raises(StoreError, match="is not a directory"):
+        SqliteCache(tmp_path / "home" / "cache.sqlite").check()

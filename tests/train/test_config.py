@@ -49,3 +49,10 @@ def test_cli_reports_a_missing_config_and_missing_data(tmp_path, capsys):
     )
     assert code == 2
     assert "rapport train data" in capsys.readouterr().err
+
+
+def test_a_config_file_that_is_not_utf_8_is_a_config_error(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_bytes(b"\xff\xfe\x00model: x\n")
+    with pytest.raises(TrainConfigError, match="cannot read config file"):
+        load_config(path)

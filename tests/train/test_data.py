@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -102,3 +103,47 @@ def test_cli_data_and_bad_run_dir(tmp_path, session, capsys):
     assert main(["train", "data", str(tmp_path / "nope"), "--out", str(tmp_path / "e")]) == 2
     assert "no run directory" in capsys.readouterr().err
     assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--condition", "nope"], "no condition 'nope'"),
+        (["--taxonomy", "nope"], "unknown taxonomy 'nope'"),
+        (["--out", "{tmp}/afile"], "is a file"),
+    ],
+)
+def test_cli_data_refuses_bad_input_in_one_line(tmp_path, session, capsys, extra, message):
+    _store(tmp_path / "run", [session("u1", 0, ["direct"])])
+    (tmp_path / "afile").write_text("x")
+    argv = ["train", "data", str(tmp_path / "run"), "--out", str(tmp_path / "d")]
+    assert main(argv + [e.format(tmp=tmp_path) for e in extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert not (tmp_path / "d").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "no examples"),
+        ("{not json\n", ":1: not a reflection example"),
+        ("[1]\n", ":1: not a reflection example"),
+        ('{"id": "x"}\n', ":1: not a reflection example"),
+        (b"\xff\xfe\n", "cannot read examples"),
+    ],
+)
+def test_cli_reflect_refuses_a_bad_data_file_in_one_line(tmp_path, capsys, content, message):
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(content if isinstance(content, bytes) else content.encode())
+    argv = ["train", "reflect", "--model", "scripted/echo", "--data", str(data)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+def test_cli_reflect_refuses_a_count_below_one(tmp_path, capsys):
+    (tmp_path / "d.jsonl").write_text("")
+    argv = ["train", "reflect", "--model", "scripted/echo", "--data", str(tmp_path / "d.jsonl")]
+    assert main([*argv, "-n", "0"]) == 2
+    assert "-n must be at least 1" in capsys.readouterr().err

@@ -55,6 +55,7 @@ def test_load_jsonl_accepts_the_usual_keys(tmp_path: Path) -> None:
         ('["a list"]\n', ":1: expected a JSON object"),
         ('{"name": "no persona key"}\n', ":1: no non-empty string"),
         ("\n\n", "holds no persona"),
+        ("[" * 100_000 + "]" * 100_000 + "\n", ":1: JSON nested too deeply"),
     ],
 )
 def test_bad_jsonl_names_the_file_and_line(tmp_path: Path, content: str, expected: str) -> None:
@@ -68,3 +69,9 @@ def test_bad_jsonl_names_the_file_and_line(tmp_path: Path, content: str, expecte
 def test_missing_file_is_a_persona_file_error(tmp_path: Path) -> None:
     with pytest.raises(PersonaFileError, match="cannot read"):
         load_personas_jsonl(tmp_path / "absent.jsonl")
+
+
+def test_a_byte_order_mark_is_read_as_utf_8(tmp_path: Path) -> None:
+    path = tmp_path / "personas.jsonl"
+    path.write_text('\ufeff{"persona": "A baker."}\n', encoding="utf-8")
+    assert [p.description for p in load_personas_jsonl(path)] == ["A baker."]

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rapport.envs import UserSpec
 from rapport.prefs import load_taxonomy
-from rapport.users import Persona, as_collab_user, make_users
+from rapport.users import (
+    Persona,
+    PersonaFileError,
+    as_collab_user,
+    load_msc_profiles,
+    make_users,
+)
+
+MSC = Path(__file__).parents[1] / "envs/collab/data/msc_published/user_profiles.json"
 
 
 def test_one_hundred_users_are_reproducible_byte_for_byte() -> None:
@@ -86,3 +97,51 @@ def test_msc_published_profiles_load_in_file_order() -> None:
         ("msc-002", ["narrative", "courteous", "one_step_at_a_time"]),
     ]
     assert users[0].persona.startswith("A level design student")
+
+
+def _first_profile(**changes: Any) -> list[dict[str, Any]]:
+    return [{**json.loads(MSC.read_text())[0], **changes}]
+
+
+@pytest.mark.parametrize(
+    ("profiles", "message"),
+    [
+        (_first_profile(i=None), "'i' must be a whole number"),
+        (_first_profile(i="abc"), "'i' must be a whole number"),
+        (_first_profile(i=1.5), "'i' must be a whole number"),
+        (_first_profile(i=-1), "'i' must be a whole number"),
+        (_first_profile(i=[0]), "'i' must be a whole number"),
+        (_first_profile(persona={"a": 1}), "'persona' must be text"),
+        (_first_profile() * 2, "profile 1 repeats the user id msc-000"),
+    ],
+)
+def test_bad_profiles_name_the_file_and_profile(
+    tmp_path: Path, profiles: list[dict[str, Any]], message: str
+) -> None:
+    path = tmp_path / "profiles.json"
+    path.write_text(json.dumps(profiles))
+    with pytest.raises(PersonaFileError, match=message) as info:
+        load_msc_profiles(path)
+    assert "profiles.json" in str(info.value)
+
+
+@pytest.mark.parametrize("number", ["Infinity", "NaN", "1e400"])
+def test_a_non_finite_profile_index_is_refused(tmp_path: Path, number: str) -> None:
+    path = tmp_path / "profiles.json"
+    path.write_text(json.dumps(_first_profile(i=0)).replace('"i": 0', f'"i": {number}'))
+    with pytest.raises(PersonaFileError, match="'i' must be a whole number"):
+        load_msc_profiles(path)
+
+
+def test_a_preference_text_given_twice_is_one_preference(tmp_path: Path) -> None:
+    first = _first_profile()[0]
+    path = tmp_path / "profiles.json"
+    path.write_text(json.dumps([{**first, "preferences": first["preferences"][:1] * 2}]))
+    (user,) = load_msc_profiles(path)
+    assert len(user.preferences) == 1
+
+
+def test_profiles_with_a_byte_order_mark_load(tmp_path: Path) -> None:
+    path = tmp_path / "profiles.json"
+    path.write_text("\ufeff" + MSC.read_text(), encoding="utf-8")
+    assert [u.id for u in load_msc_profiles(path)] == [u.id for u in load_msc_profiles(MSC)]

@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
     cache = SqliteCache()
-    cache.check()
+    cache.check(write=args.action == "clear")
     if not cache.path.exists():
         print(f"cache: {cache.path} (none yet: 0 entries)")
         return 0

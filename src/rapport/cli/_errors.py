@@ -14,6 +14,18 @@ class UsageError(Exception):
     """Bad input: unknown name, bad file, impossible numbers. Nothing has been written."""
 
 
+def output_path(flag: str, text: str) -> Path:
+    """A path given on the command line for an output (an empty one is refused: Path("")
+    would be the working directory).
+
+    Raises:
+        UsageError: the text is empty.
+    """
+    if not text.strip():
+        raise UsageError(f"{flag} needs a file name, got '{text}'")
+    return Path(text)
+
+
 def output_file(flag: str, path: str | Path) -> Path:
     """A file an output may be written to: never a store, a directory or a missing place.
 
@@ -21,7 +33,7 @@ def output_file(flag: str, path: str | Path) -> Path:
         UsageError: the target is a directory, lies in no directory, cannot be written,
             or is (or would clobber) a run store or any SQLite database.
     """
-    target = Path(path)
+    target = output_path(flag, path) if isinstance(path, str) else path
     if target.name in _STORE_FILES or target.name.endswith((".sqlite-wal", ".sqlite-shm")):
         raise UsageError(f"{flag} {target} would overwrite a run store")
     if target.is_dir():

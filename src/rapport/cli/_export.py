@@ -9,7 +9,7 @@ from pathlib import Path
 from rapport.report import export_sessions
 from rapport.store import RUN_FILE
 
-from ._errors import UsageError, output_file
+from ._errors import UsageError, output_file, output_path
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _target(run_dir: Path, args: argparse.Namespace) -> Path:
     default = f"{'sessions' if args.per == 'session' else 'turns'}.{args.sessions}"
-    target = Path(args.out) if args.out else run_dir / default
+    target = output_path("--out", args.out) if args.out is not None else run_dir / default
     if target.resolve() == (run_dir / RUN_FILE).resolve():
         raise UsageError(f"--out {target} would overwrite the run's store")
     return output_file("--out", target)
@@ -49,10 +49,9 @@ def handle(args: argparse.Namespace) -> int:
     target = _target(run_dir, args)
     try:
         rows = export_sessions(run_dir, target, fmt=args.sessions, grain=args.per)
-    except ImportError as exc:
+    except (ImportError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from exc
-    except OSError as exc:
-        target.unlink(missing_ok=True)
+    except OSError as exc:  # the target is left as it was (see export_sessions)
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
     print(f"wrote {rows} {args.per} rows to {target}", file=sys.stderr)
     return 0

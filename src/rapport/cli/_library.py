@@ -45,7 +45,7 @@ def newest_library(run_dir: str | Path, condition: str) -> ExperienceLibrary:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
-    out = output_file("--out", args.out) if args.out else None
+    out = output_file("--out", args.out) if args.out is not None else None
     library = newest_library(args.run_dir, args.condition)
     text = library.to_json() if args.format == "json" else library.to_markdown()
     if out is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from rapport.report import Report, build_report, render_csv, render_text, write_html
 from rapport.store import RUN_FILE
 
-from ._errors import UsageError, output_file
+from ._errors import UsageError, output_file, output_path
 
 _DEFAULT = "report.html in the run dir"
 
@@ -47,7 +47,7 @@ def html_target(run_dir: Path, html: str | None, output_format: str) -> Path | N
     """
     if html is None and output_format != "table":
         return None
-    target = run_dir / "report.html" if html in (None, _DEFAULT) else Path(html)
+    target = run_dir / "report.html" if html in (None, _DEFAULT) else output_path("--html", html)
     if html is None and not os.access(run_dir, os.W_OK):
         return None
     if target.resolve() == (run_dir / RUN_FILE).resolve():

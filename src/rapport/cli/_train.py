@@ -51,13 +51,16 @@ def register(subparsers: Any) -> None:
 
 
 def _data(args: argparse.Namespace) -> int:
-    from rapport.train import export_dataset
+    from rapport.prefs import TaxonomyError
+    from rapport.train import DatasetError, export_dataset
 
     for run_dir in args.run_dirs:
         if not run_dir.is_dir():
             raise UsageError(f"no run directory '{run_dir}'")
     if not 0 <= args.eval_fraction < 1:
         raise UsageError(f"--eval-fraction must be in [0, 1), got {args.eval_fraction}")
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a file, not a directory")
     try:
         summary = export_dataset(
             args.run_dirs,
@@ -68,7 +71,7 @@ def _data(args: argparse.Namespace) -> int:
             eval_fraction=args.eval_fraction,
             seed=args.seed,
         )
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, DatasetError, TaxonomyError) as exc:
         raise UsageError(str(exc)) from exc
     print(
         f"{summary.train_examples} train / {summary.eval_examples} eval examples "
@@ -99,13 +102,20 @@ def _stage(args: argparse.Namespace) -> int:
 
 def _reflect(args: argparse.Namespace) -> int:
     from rapport.llm import ModelError
+    from rapport.prefs import TaxonomyError
+    from rapport.train import ExampleFileError
 
     if not args.data.is_file():
         raise UsageError(f"no data file '{args.data}'")
+    if args.n < 1 or args.max_tokens < 1:
+        flag, value = ("-n", args.n) if args.n < 1 else ("--max-tokens", args.max_tokens)
+        raise UsageError(f"{flag} must be at least 1, got {value}")
     try:
         rows = asyncio.run(_reflect_rows(args))
-    except ModelError as exc:
+    except (ModelError, ExampleFileError, TaxonomyError) as exc:
         raise UsageError(str(exc)) from exc
+    if not rows:
+        raise UsageError(f"no examples in {args.data}")
     for row in rows:
         print(json.dumps(row, indent=2, ensure_ascii=False))
     return 0
@@ -122,10 +132,12 @@ async def _reflect_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
         read_examples,
     )
 
-    model = ModelRoles({"memory": args.model}).get("memory")
+    # The data and the taxonomy are checked before a model is built (that may load weights).
+    examples = read_examples(args.data)[: args.n]
     matcher = PreferenceMatcher(load_preferences(args.taxonomy))
+    model = ModelRoles({"memory": args.model}).get("memory")
     rows = []
-    for example in read_examples(args.data)[: args.n]:
+    for example in examples:
         messages = reflection_messages(example.transcript, example.prior_notes)
         out = await model.generate(messages, config=GenerateConfig(max_tokens=args.max_tokens))
         rows.append(

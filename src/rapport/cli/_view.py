@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rapport.store import RUN_FILE
+from rapport.store import RUN_FILE, RunStore
 
 from ._errors import UsageError
 
@@ -36,6 +36,7 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError(f"--port must be 0..65535, got {args.port}")
     if not (Path(args.run_dir) / RUN_FILE).is_file():
         raise UsageError(f"no run found in {args.run_dir} (missing {RUN_FILE})")
+    _check_header(args.run_dir)  # before the progress line: a bad run dir gets one line
     print(f"rapport view: reading {args.run_dir} ...", file=sys.stderr, flush=True)
     try:
         data = RunData(args.run_dir)
@@ -58,3 +59,19 @@ def handle(args: argparse.Namespace) -> int:
     finally:
         data.close()
     return 0
+
+
+def _check_header(run_dir: str) -> None:
+    """Refuse a run dir whose store is damaged or holds no run header.
+
+    Raises:
+        UsageError: no run in the store.
+        rapport.store.StoreError: the store is damaged or not a run store.
+    """
+    try:
+        with RunStore.open_readonly(run_dir) as store:
+            run = store.run_or_none()
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from exc
+    if run is None:
+        raise UsageError(f"no run found in {run_dir} (no run header)")

@@ -39,9 +39,7 @@ MAX_AGENT_CALLS = 2000
 def one_line(exc: BaseException | str) -> str:
     """An exception (or a message) as one short line of valid text (pydantic errors condensed)."""
     if isinstance(exc, ValidationError):
-        parts = [
-            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
-        ]
+        parts = [_error_part(e["loc"], e["msg"]) for e in exc.errors()]
         text = f"{exc.title}: " + "; ".join(parts[:4])
     else:
         try:
@@ -49,6 +47,12 @@ def one_line(exc: BaseException | str) -> str:
         except Exception:  # a __str__ that fails (deep recursion, a broken exception)
             text = type(exc).__name__
     return redact_secrets(text[:400].encode("utf-8", "replace").decode("utf-8"))
+
+
+def _error_part(loc: tuple[int | str, ...], msg: str) -> str:
+    """``options.env: unknown gym 'x'``; a model-level check's message alone."""
+    msg = msg.removeprefix("Value error, ")
+    return f"{'.'.join(str(p) for p in loc)}: {msg}" if loc else msg
 
 
 async def guarded(where: str, step: Awaitable[T]) -> T:

@@ -92,12 +92,20 @@ def export_sessions(
     Raises:
         FileNotFoundError: the dir holds no run.
         ImportError: Parquet without pyarrow.
+        rapport.store.StoreError: a damaged store (`out` is then left as it was).
     """
-    with RunStore.open_readonly(run_dir) as store:
-        rows = export_rows(store, grain)
-        if fmt == "jsonl":
-            return _write_jsonl(rows, Path(out))
-        return _write_parquet(rows, Path(out))
+    out = Path(out)
+    # Written beside the target and moved over it once whole: a run that fails half way
+    # (a damaged session, a full disk) leaves an existing file as it was.
+    partial = out.with_name(f".{out.name}.partial")
+    try:
+        with RunStore.open_readonly(run_dir) as store:
+            rows = export_rows(store, grain)
+            count = _write_jsonl(rows, partial) if fmt == "jsonl" else _write_parquet(rows, partial)
+        partial.replace(out)
+    finally:
+        partial.unlink(missing_ok=True)
+    return count
 
 
 def _write_jsonl(rows: Iterator[dict[str, Any]], out: Path) -> int:

@@ -8,9 +8,38 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from rapport.log import MemoryVersion, SessionRecord, UserRecord
+
+Record = TypeVar("Record", bound=BaseModel)
+
+
+class StoreError(ValueError):
+    """A store file that cannot be used: a directory, not SQLite, damaged, or not rapport's.
+
+    Raised before anything is written to it.
+    """
+
+
+def read_body(model: type[Record], body: str | bytes, path: Path) -> Record:
+    """A stored JSON body as its record type.
+
+    Raises:
+        StoreError: the body does not read as a ``model`` (a damaged or foreign store).
+    """
+    try:
+        return model.model_validate_json(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise StoreError(
+            f"{path} is damaged: a stored {model.__name__} does not read "
+            f"({where + ': ' if where else ''}{first['msg']})"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -106,6 +135,7 @@ class ViewQueries:
     """Reads for pages: each touches only the rows the page shows."""
 
     _conn: sqlite3.Connection
+    path: Path
 
     def has_table(self, name: str) -> bool:
         """Whether the database has a table (older or foreign files may lack some)."""
@@ -161,7 +191,7 @@ class ViewQueries:
             "SELECT body FROM sessions WHERE condition = ? AND user_id = ? AND idx = ?",
             (condition, user_id, index),
         ).fetchone()
-        return SessionRecord.model_validate_json(row["body"]) if row else None
+        return read_body(SessionRecord, row["body"], self.path) if row else None
 
     def sessions_of_spec(self, user_id: str, spec_id: str) -> list[SessionRecord]:
         """The sessions of one user on one problem, under every condition."""
@@ -169,7 +199,7 @@ class ViewQueries:
             "SELECT body FROM sessions WHERE user_id = ? AND spec_id = ? ORDER BY condition",
             (user_id, spec_id),
         ).fetchall()
-        return [SessionRecord.model_validate_json(r["body"]) for r in rows]
+        return [read_body(SessionRecord, r["body"], self.path) for r in rows]
 
     def score_records(self) -> list[SessionRecord]:
         """Every session with its keys, split, status and scores only (turns and events left
@@ -204,7 +234,7 @@ class ViewQueries:
     def user(self, user_id: str) -> UserRecord | None:
         """One user of the run."""
         row = self._conn.execute("SELECT body FROM users WHERE user_id = ?", (user_id,)).fetchone()
-        return UserRecord.model_validate_json(row["body"]) if row else None
+        return read_body(UserRecord, row["body"], self.path) if row else None
 
     def user_ids(self, *, offset: int = 0, limit: int = 50) -> list[str]:
         """One page of the run's user ids, in the run's order."""
@@ -223,7 +253,7 @@ class ViewQueries:
             "SELECT body FROM memory_versions WHERE condition = ? AND user_id = ? AND version = ?",
             (condition, user_id, version),
         ).fetchone()
-        return MemoryVersion.model_validate_json(row["body"]) if row else None
+        return read_body(MemoryVersion, row["body"], self.path) if row else None
 
     def models_by_role(self) -> dict[str, dict[str, int]]:
         """Role -> model spec -> calls, over all stored sessions."""
@@ -273,7 +303,7 @@ class ViewQueries:
                 "SELECT body FROM sessions ORDER BY condition, user_id, idx LIMIT ? OFFSET ?",
                 (batch, offset),
             ).fetchall()
-            yield from (SessionRecord.model_validate_json(r["body"]) for r in rows)
+            yield from (read_body(SessionRecord, r["body"], self.path) for r in rows)
             if len(rows) < batch:
                 return
             offset += batch

@@ -28,7 +28,7 @@ from rapport.log import (
     UserRecord,
 )
 
-from ._queries import RoleUsage, ViewQueries, usage_rows
+from ._queries import RoleUsage, StoreError, ViewQueries, read_body, usage_rows
 from ._queries import where as _filters
 
 RUN_FILE = "run.sqlite"
@@ -88,13 +88,6 @@ CREATE TABLE IF NOT EXISTS memory_versions (
 
 class ConfigMismatchError(ValueError):
     """A run dir already holds a run with a different configuration."""
-
-
-class StoreError(ValueError):
-    """A store file that cannot be used: a directory, not SQLite, damaged, or not rapport's.
-
-    Raised before anything is written to it.
-    """
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -211,6 +204,8 @@ class RunStore(ViewQueries):
         self.readonly = readonly
         if (readonly or not create) and not self.path.exists():
             raise FileNotFoundError(f"no run found in {self.run_dir} (missing {RUN_FILE})")
+        if readonly and _empty_file(self.path):  # a lock made it; nothing was stored
+            raise FileNotFoundError(f"no run found in {self.run_dir} ({RUN_FILE} is empty)")
         if self.path.exists() and not (create and _empty_file(self.path)):
             check_database(self.path, "run", "a rapport run store")
         self._lock = threading.Lock()
@@ -288,7 +283,7 @@ class RunStore(ViewQueries):
         if not self.has_table("run"):
             return None
         row = self._conn.execute("SELECT body FROM run LIMIT 1").fetchone()
-        return Run.model_validate_json(row["body"]) if row else None
+        return read_body(Run, row["body"], self.path) if row else None
 
     def run(self) -> Run:
         """The run header.
@@ -313,7 +308,7 @@ class RunStore(ViewQueries):
         if not self.has_table("invocations"):
             return []
         rows = self._conn.execute("SELECT body FROM invocations ORDER BY id").fetchall()
-        return [Invocation.model_validate_json(r["body"]) for r in rows]
+        return [read_body(Invocation, r["body"], self.path) for r in rows]
 
     def put_users(self, users: list[UserRecord]) -> None:
         """Store the run's users (kept in the given order; existing ones are left as they are)."""
@@ -326,7 +321,7 @@ class RunStore(ViewQueries):
     def users(self) -> list[UserRecord]:
         """The run's users, in order."""
         rows = self._conn.execute("SELECT body FROM users ORDER BY position").fetchall()
-        return [UserRecord.model_validate_json(r["body"]) for r in rows]
+        return [read_body(UserRecord, r["body"], self.path) for r in rows]
 
     def commit_session(self, record: SessionRecord, memory_version: MemoryVersion) -> None:
         """Write a session, its model calls and the memory version after it, atomically."""
@@ -381,7 +376,7 @@ class RunStore(ViewQueries):
         rows = self._conn.execute(
             f"SELECT body FROM sessions{where} ORDER BY condition, user_id, idx", params
         ).fetchall()
-        return [SessionRecord.model_validate_json(r["body"]) for r in rows]
+        return [read_body(SessionRecord, r["body"], self.path) for r in rows]
 
     def session_count(self, condition: str | None = None, split: str | None = None) -> int:
         """How many sessions are stored (optionally filtered)."""
@@ -410,7 +405,7 @@ class RunStore(ViewQueries):
             "SELECT body FROM memory_versions WHERE condition = ? AND user_id = ? AND version = ?",
             (condition, user_id, version),
         ).fetchone()
-        return MemoryVersion.model_validate_json(row["body"]) if row else None
+        return read_body(MemoryVersion, row["body"], self.path) if row else None
 
     def latest_memory(self, condition: str, user_id: str) -> MemoryVersion | None:
         """The user's newest memory version under a condition, if any."""
@@ -419,7 +414,7 @@ class RunStore(ViewQueries):
             "ORDER BY version DESC LIMIT 1",
             (condition, user_id),
         ).fetchone()
-        return MemoryVersion.model_validate_json(row["body"]) if row else None
+        return read_body(MemoryVersion, row["body"], self.path) if row else None
 
     def memory_versions(
         self, condition: str | None = None, user_id: str | None = None
@@ -430,7 +425,7 @@ class RunStore(ViewQueries):
             f"SELECT body FROM memory_versions{where} ORDER BY condition, user_id, version",
             params,
         ).fetchall()
-        return [MemoryVersion.model_validate_json(r["body"]) for r in rows]
+        return [read_body(MemoryVersion, r["body"], self.path) for r in rows]
 
     def usage_by_role(self) -> dict[str, RoleUsage]:
         """Call counts and token totals per model role, over all stored sessions."""
@@ -505,8 +500,9 @@ class SqliteCache:
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
 
-    def check(self) -> None:
-        """Refuse a cache file that is damaged or not a response cache (reads only).
+    def check(self, *, write: bool = True) -> None:
+        """Refuse a cache file that is damaged or not a response cache, or (with `write`) a
+        cache that cannot be written where it lives (reads only).
 
         Raises:
             StoreError: one line saying what is wrong; remove the file or run without cache.
@@ -516,6 +512,18 @@ class SqliteCache:
                 check_database(self.path, "responses", "rapport's response cache")
             except StoreError as exc:
                 raise StoreError(f"response cache: {exc} (remove it, or use --no-cache)") from exc
+        folder = self.path.parent
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent  # missing directories are made on first use
+        if not folder.is_dir():
+            raise StoreError(
+                f"response cache: {folder} is not a directory (check RAPPORT_HOME, "
+                "or use --no-cache)"
+            )
+        # SQLite writes its -wal and -shm files beside the database.
+        targets = [folder] + ([self.path] if self.path.exists() else [])
+        if write and not all(os.access(t, os.W_OK) for t in targets):
+            raise StoreError(f"response cache: {self.path} is not writable (or use --no-cache)")
 
     @property
     def _conn(self) -> sqlite3.Connection:

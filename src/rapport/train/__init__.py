@@ -23,6 +23,7 @@ from ._config import (
 from ._curve import read_reward_curve, reward_points, write_reward_curve
 from ._data import (
     EnforcedPreference,
+    ExampleFileError,
     ReflectionExample,
     build_examples,
     enforced_preferences,
@@ -35,7 +36,7 @@ from ._data import (
     template_reflection,
     write_jsonl,
 )
-from ._export import DatasetSummary, collect_examples, export_dataset
+from ._export import DatasetError, DatasetSummary, collect_examples, export_dataset
 from ._judge import JudgeReward, ReflectionJudgement, judgement_score
 from ._rewards import PreferenceMatcher, coverage_reward, coverage_score, format_reward
 from ._tiny import build_tiny_model
@@ -45,8 +46,10 @@ from ._trl_rewards import make_reward_funcs
 __all__ = [
     "SHIPPED_GGUF",
     "BaseModelError",
+    "DatasetError",
     "DatasetSummary",
     "EnforcedPreference",
+    "ExampleFileError",
     "GRPOSettings",
     "JudgeReward",
     "LoraSettings",

@@ -126,7 +126,10 @@ def load_config(source: str | Path, **overrides: Any) -> TrainConfig:
     """
     path = Path(source)
     if path.is_file():
-        text = path.read_text()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TrainConfigError(f"cannot read config file {source}: {exc}") from exc
     elif str(source) in packaged_configs():
         text = (resources.files("rapport.train") / "configs" / f"{source}.yaml").read_text()
     else:
@@ -134,6 +137,8 @@ def load_config(source: str | Path, **overrides: Any) -> TrainConfig:
         raise TrainConfigError(f"no config file '{source}' (packaged configs: {known})")
     try:
         raw = yaml.safe_load(text) or {}
+    except RecursionError:
+        raise TrainConfigError(f"{source}: nested too deeply") from None
     except yaml.YAMLError as exc:
         raise TrainConfigError(f"{source}: bad YAML: {exc}".replace("\n", " ")) from exc
     if not isinstance(raw, dict):

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from rapport import log
 from rapport.memory import render_reflection
@@ -228,10 +228,34 @@ def write_jsonl(examples: Iterable[BaseModel], path: Path) -> int:
     return count
 
 
+class ExampleFileError(ValueError):
+    """A file that does not hold reflection examples (one line says where and why)."""
+
+
 def read_examples(path: Path) -> list[ReflectionExample]:
-    """Read the examples of a JSONL file written by `write_jsonl`."""
-    lines = path.read_text().splitlines()
-    return [ReflectionExample.model_validate_json(line) for line in lines if line.strip()]
+    """Read the examples of a JSONL file written by `write_jsonl`.
+
+    Raises:
+        ExampleFileError: the file cannot be read, or a line is not an example.
+    """
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExampleFileError(f"cannot read examples from {path}: {exc}") from exc
+    examples = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            examples.append(ReflectionExample.model_validate_json(line))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ExampleFileError(
+                f"{path}:{number}: not a reflection example "
+                f"({where + ': ' if where else ''}{first['msg']})"
+            ) from exc
+    return examples
 
 
 def load_preferences(taxonomy: str) -> dict[str, Any]:

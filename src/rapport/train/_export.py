@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from rapport.store import RunStore
 
 from ._data import (
     ReflectionExample,
@@ -20,6 +23,10 @@ from ._data import (
 
 TRAIN_FILE = "train.jsonl"
 EVAL_FILE = "eval.jsonl"
+
+
+class DatasetError(ValueError):
+    """Run dirs that cannot give a data set: another benchmark, or no such condition."""
 
 
 class DatasetSummary(BaseModel):
@@ -45,13 +52,16 @@ def collect_examples(
 
     Raises:
         FileNotFoundError: a directory holds no run.
+        DatasetError: a run of another benchmark, or one without `condition`.
+        rapport.store.StoreError: a damaged store.
     """
     from rapport.store import RunStore
 
     preferences = load_preferences(taxonomy)
     examples: list[ReflectionExample] = []
     for run_dir in run_dirs:
-        with RunStore(run_dir, create=False) as store:
+        with RunStore.open_readonly(run_dir) as store:
+            _check_run(store, run_dir, condition)
             records = store.sessions(condition=condition)
             notes = memory_notes_of(store.memory_versions(condition=condition))
         examples.extend(
@@ -63,6 +73,18 @@ def collect_examples(
             )
         )
     return examples
+
+
+def _check_run(store: RunStore, run_dir: Path, condition: str | None) -> None:
+    run = store.run_or_none()
+    # Stores written without a header (tests, tools) are taken as they are.
+    if run is not None and not run.benchmark.startswith("collab"):
+        raise DatasetError(
+            f"{run_dir} holds a '{run.benchmark}' run; training data comes from collab runs"
+        )
+    if condition is not None and condition not in store.conditions():
+        known = ", ".join(store.conditions()) or "none"
+        raise DatasetError(f"{run_dir} has no condition '{condition}' (its conditions: {known})")
 
 
 def export_dataset(

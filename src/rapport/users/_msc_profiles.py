@@ -65,12 +65,18 @@ def load_msc_profiles(path: str | Path) -> list[CollabUser]:
     """
     path = Path(path)
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data: Any = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise PersonaFileError(f"cannot read profile file {path}: {exc}") from exc
     if not isinstance(data, list) or not data:
         raise PersonaFileError(f"{path}: expected a non-empty list of profiles")
-    return [_profile(item, path, n) for n, item in enumerate(data)]
+    users = [_profile(item, path, n) for n, item in enumerate(data)]
+    seen: set[str] = set()
+    for n, user in enumerate(users):
+        if user.id in seen:
+            raise PersonaFileError(f"{path}: profile {n} repeats the user id {user.id}")
+        seen.add(user.id)
+    return users
 
 
 def _profile(item: Any, path: Path, n: int) -> CollabUser:
@@ -80,11 +86,18 @@ def _profile(item: Any, path: Path, n: int) -> CollabUser:
         ids = [msc_preference_id(str(text)) for text in item["preferences"]]
     except KeyError as exc:
         raise PersonaFileError(f"{path}: profile {n}: {exc.args[0]}") from exc
-    persona = Persona(description=str(item.get("persona", "")).strip() or "A user.")
+    persona = item.get("persona")
+    if persona is None:
+        persona = ""
+    if not isinstance(persona, str):
+        raise PersonaFileError(f"{path}: profile {n}: 'persona' must be text")
+    profile = Persona(description=persona.strip() or "A user.")
     index = item.get("i", n)
+    if isinstance(index, bool) or not isinstance(index, int) or index < 0:
+        raise PersonaFileError(f"{path}: profile {n}: 'i' must be a whole number >= 0")
     return CollabUser(
-        id=f"msc-{int(index):03d}",
-        persona=persona.description,
-        preferences=ids,
-        profile=persona,
+        id=f"msc-{index:03d}",
+        persona=profile.description,
+        preferences=list(dict.fromkeys(ids)),  # a text repeated is one preference
+        profile=profile,
     )

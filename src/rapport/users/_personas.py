@@ -73,7 +73,7 @@ def load_personas_jsonl(path: str | Path) -> list[Persona]:
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise PersonaFileError(f"cannot read persona file {path}: {exc}") from exc
     personas = [
@@ -91,6 +91,8 @@ def _persona_text(line: str, path: Path, number: int) -> str:
         item: Any = json.loads(line)
     except json.JSONDecodeError as exc:
         raise PersonaFileError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+    except RecursionError:
+        raise PersonaFileError(f"{path}:{number}: JSON nested too deeply") from None
     if not isinstance(item, dict):
         raise PersonaFileError(f"{path}:{number}: expected a JSON object")
     for key in _JSONL_KEYS:

@@ -1,5 +1,6 @@
 import csv
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -116,6 +117,11 @@ def test_directory_of_files(tmp_path: Path) -> None:
         ("bad.jsonl", json.dumps({"question": "q", "choices": ["a"], "answer": 4}), "row 0"),
         ("notes.md", "hello", "unsupported file type"),
         ("junk.txt", "hello there\nnot logiqa", "not the LogiQA text layout"),
+        ("str.jsonl", json.dumps({"question": "q", "choices": "ab", "answer": 1}), "a list"),
+        ("str.jsonl", json.dumps({"query": "q", "options": "abcd", "correct_option": "A"}), "list"),
+        ("obj.jsonl", json.dumps({"problem": {"a": 1}, "answer": "2"}), "must be text"),
+        ("inf.jsonl", '{"query": "q", "choices": ["(A)a", "(B)b"], "gold": 1e400}', "bad gold"),
+        ("huge.jsonl", '{"query": "q", "choices": ["a", "b"], "gold": [1e308, 2]}', "row 0"),
     ],
 )
 def test_bad_files_give_one_clear_error(
@@ -126,6 +132,23 @@ def test_bad_files_give_one_clear_error(
     with pytest.raises(ProblemSourceError, match=message) as info:
         load_problems(str(path), 1, seed=0)
     assert name in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["p.json", "p.jsonl", "p.csv"])
+def test_a_byte_order_mark_is_read_as_utf_8(tmp_path: Path, name: str) -> None:
+    text = {
+        "p.json": json.dumps([{"problem": "1+1", "answer": "2"}]),
+        "p.jsonl": json.dumps({"problem": "1+1", "answer": "2"}) + "\n",
+        "p.csv": "question,a,b,c,d,answer\n1+1,1,2,3,4,B\n",
+    }[name]
+    (tmp_path / name).write_text("\ufeff" + text, encoding="utf-8")
+    assert [p.answer for p in load_problems(str(tmp_path / name), 1, seed=0)] in (["2"], ["B"])
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    with pytest.raises(ProblemSourceError, match="not a regular file"):
+        load_problems(str(tmp_path / "pipe.jsonl"), 1, seed=0)
 
 
 def test_parquet_without_pyarrow_says_how_to_install(

@@ -56,6 +56,8 @@ def load_local(path_text: str) -> list[Problem]:
     path = Path(path_text).expanduser()
     if not path.exists():
         raise ProblemSourceError(f"unknown problem source '{path_text}' (no such file)")
+    if not path.is_dir() and not path.is_file():
+        raise ProblemSourceError(f"{path}: not a regular file or directory")
     files = sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES) if path.is_dir() else [path]
     if not files:
         raise ProblemSourceError(f"{path}: no .json/.jsonl/.csv/.parquet/.txt files inside")
@@ -98,7 +100,7 @@ def _load_file(path: Path, source: str) -> list[Problem]:
     for i, row in enumerate(rows):
         try:
             problems.append(_to_problem(row, source, i))
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
+        except (KeyError, IndexError, TypeError, ValueError, OverflowError) as exc:
             raise ProblemSourceError(f"{path}: row {i}: {type(exc).__name__}: {exc}") from exc
     return problems
 
@@ -107,7 +109,7 @@ def _load_file(path: Path, source: str) -> list[Problem]:
 
 
 def _read_json(path: Path) -> list[Row]:
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8-sig"))
     if isinstance(data, dict):
         data = next((v for v in data.values() if isinstance(v, list)), [data])
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
@@ -116,12 +118,12 @@ def _read_json(path: Path) -> list[Row]:
 
 
 def _read_jsonl(path: Path) -> list[Row]:
-    text = path.read_text(encoding="utf-8")
+    text = path.read_text(encoding="utf-8-sig")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def _read_csv(path: Path) -> list[Row]:
-    with path.open(newline="", encoding="utf-8") as handle:
+    with path.open(newline="", encoding="utf-8-sig") as handle:
         rows = [r for r in csv.reader(handle) if r]
     if rows and {c.strip().lower() for c in rows[0]} >= {"question", "answer"}:
         header = [c.strip().lower() for c in rows[0]]
@@ -147,7 +149,7 @@ def _read_parquet(path: Path) -> list[Row]:
 
 def _read_logiqa_txt(path: Path) -> list[Row]:
     """LogiQA's text layout: blocks of answer letter, context, question, four options."""
-    blocks = re.split(r"\n\s*\n", path.read_text(encoding="utf-8").strip())
+    blocks = re.split(r"\n\s*\n", path.read_text(encoding="utf-8-sig").strip())
     rows = []
     for block in blocks:
         lines = [line.strip() for line in block.splitlines() if line.strip()]
@@ -201,24 +203,38 @@ def _boxed_answer(solution: str) -> str:
     return boxed[-1]
 
 
+def _texts(row: Row, key: str) -> list[str]:
+    """A list field's items as text (a string is not a list of options)."""
+    value = row[key]
+    if not isinstance(value, list):
+        raise TypeError(f"'{key}' must be a list, not {type(value).__name__}")
+    return [str(v) for v in value]
+
+
+def _text(row: Row, key: str, default: str | None = None) -> str:
+    """A text field (numbers are taken as written; objects and lists are refused)."""
+    value = row.get(key, default) if default is not None else row[key]
+    if isinstance(value, (dict, list)) or value is None:
+        raise TypeError(f"'{key}' must be text, not {type(value).__name__}")
+    return str(value)
+
+
 def _mmlu(row: Row, source: str, i: int) -> Problem:
-    choices = [str(c) for c in row["choices"]]
-    return _choice(row, source, i, str(row["question"]), choices, row["answer"])
+    return _choice(row, source, i, _text(row, "question"), _texts(row, "choices"), row["answer"])
 
 
 def _logiqa(row: Row, source: str, i: int) -> Problem:
-    question = (
-        f"{row.get('context') or row.get('text', '')}\n\n{row.get('query') or row['question']}"
-    )
+    context = _text(row, "context", "") if row.get("context") else _text(row, "text", "")
+    asked = _text(row, "query") if row.get("query") else _text(row, "question")
     answer = row.get("correct_option", row.get("answer", row.get("label")))
-    return _choice(row, source, i, question.strip(), [str(o) for o in row["options"]], answer)
+    return _choice(row, source, i, f"{context}\n\n{asked}".strip(), _texts(row, "options"), answer)
 
 
 def _medqa(row: Row, source: str, i: int) -> Problem:
     options = row["options"]
     keys = sorted(options)
     answer = keys.index(str(row["answer_idx"]).strip().upper())
-    return _choice(row, source, i, str(row["question"]), [str(options[k]) for k in keys], answer)
+    return _choice(row, source, i, _text(row, "question"), [str(options[k]) for k in keys], answer)
 
 
 def _choice(
@@ -273,12 +289,14 @@ def _strip_q(question: str) -> str:
 def _agieval_logiqa(row: Row, source: str, i: int) -> Problem:
     """LogiQA as AGIEval ships it: ``query`` (passage, question and ``Answer Choices:``),
     ``choices`` (``(A)...``) and ``gold`` (the correct indices)."""
-    query = str(row["query"])
+    query = _text(row, "query")
     listed = _ANSWER_CHOICES.search(query)
     question = _strip_q(query[: listed.start()] if listed else query)
-    choices = [_PAREN_OPTION.sub("", str(c), count=1).strip() for c in row["choices"]]
+    choices = [_PAREN_OPTION.sub("", c, count=1).strip() for c in _texts(row, "choices")]
     gold = row["gold"]
     answer = gold[0] if isinstance(gold, list) else gold
+    if isinstance(answer, float) and not answer.is_integer():
+        raise ValueError(f"bad gold {answer!r}")
     return _choice(row, source, i, question, choices, int(answer))
 
 
@@ -294,7 +312,7 @@ def _math_hard(row: Row, source: str, i: int) -> Problem:
         id=f"{source}-{row.get('id', row.get('unique_id', i))}",
         source=source,
         kind="math",
-        question=str(row["problem"]),
+        question=_text(row, "problem"),
         answer=str(answer),
     )
 
