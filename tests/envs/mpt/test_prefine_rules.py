@@ -108,11 +108,41 @@ MONTHS = [
 
 
 @given(st.integers(1, 12), st.integers(1, 28), st.sampled_from(["", "st", "th"]))
-def test_a_date_in_words_equals_its_iso_form(month: int, day: int, suffix: str) -> None:
+def test_a_date_in_words_is_left_as_written_as_prefine_leaves_it(
+    month: int, day: int, suffix: str
+) -> None:
     iso = normalize("departure_date", f"2019-{month:02d}-{day:02d}")
-    assert normalize("departure_date", f"{MONTHS[month - 1]} {day}{suffix}") == iso
-    assert normalize("departure_date", f"{day} {MONTHS[month - 1]}") == iso
+    assert iso == f"{month:02d}-{day:02d}"
     assert normalize("departure_date", f"{month}/{day}") == iso
+    for text in (f"{MONTHS[month - 1]} {day}{suffix}", f"{day} {MONTHS[month - 1]}"):
+        assert normalize("departure_date", text) == text
+
+
+@given(st.integers(1, 12), st.integers(1, 28), st.sampled_from(["", "st", "th"]))
+def test_month_names_reads_a_date_in_words_as_its_iso_form(
+    month: int, day: int, suffix: str
+) -> None:
+    iso = normalize("departure_date", f"2019-{month:02d}-{day:02d}", month_names=True)
+    for text in (f"{MONTHS[month - 1]} {day}{suffix}", f"{day} {MONTHS[month - 1]}"):
+        assert normalize("departure_date", text, month_names=True) == iso
+
+
+def test_the_month_dates_option_scores_a_date_in_words() -> None:
+    outcome = MPTEvalOutcome(
+        challenge="recall",
+        query_type="single-turn",
+        domain="GetFlights",
+        gold={"name": "GetFlights", "arguments": {"departure_date": "2019-03-05"}},
+        pref_slots=["flight_class"],
+        pref_map=PREF,
+        predicted_name="GetFlights",
+        predicted={"departure_date": "March 5th"},
+    )
+    prefine = instance_scores(outcome, lambda slot, value: False)
+    ours = instance_scores(outcome, lambda slot, value: False, month_names=True)
+    assert (prefine["oa_tp"], prefine["oa_pred"], prefine["oa_gold"]) == (0.0, 1.0, 1.0)
+    assert (ours["oa_tp"], ours["oa_pred"], ours["oa_gold"]) == (1.0, 1.0, 1.0)
+    assert (prefine["month_names"], ours["month_names"]) == (0.0, 1.0)
 
 
 @given(st.integers(0, 23), st.integers(0, 59))

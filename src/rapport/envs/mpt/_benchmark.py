@@ -60,6 +60,10 @@ class MPTOptions(BaseModel):
     """A file that replaces the config's source examples (e.g. a subset of them); its sha256
     and the expected counts are then not checked (a note in every instance says so)."""
 
+    month_dates: bool = False
+    """Score dates written with a month name (``March 5th``) as the same day in ``MM-DD``;
+    PRefine's scorer leaves them as written, so they never match an ISO gold date."""
+
     @model_validator(mode="after")
     def _ordered(self) -> MPTOptions:
         if self.sessions_min > self.sessions_max:
@@ -173,7 +177,12 @@ class MPTBenchmark(Benchmark):
         def allows(slot: str, value: Any) -> bool:
             return slot in schema.args and schema.args[slot].allows(value)
 
-        return instance_scores(outcome, allows, context_tokens=count_tokens(memory_text(record)))
+        return instance_scores(
+            outcome,
+            allows,
+            context_tokens=count_tokens(memory_text(record)),
+            month_names=self.options.month_dates,
+        )
 
     @classmethod
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:

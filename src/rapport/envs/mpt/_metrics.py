@@ -75,11 +75,13 @@ def _time(value: str) -> str | None:
     return f"{hour:02d}:{minute:02d}" if 0 <= hour < 24 and 0 <= minute < 60 else None
 
 
-def normalize(slot: str, value: Any) -> str:
+def normalize(slot: str, value: Any, *, month_names: bool = False) -> str:
     """A value as PRefine's scorer compares it: text, outer quotes dropped, ``True``/``False``
     for booleans; a time in a ``*time*`` slot as ``HH:MM``; a date in a ``*date*``/``*day*``
-    slot as ``MM-DD`` (ISO and ``M/D`` as PRefine does, and, beyond PRefine, month names such
-    as ``March 15th``). Case is kept, as PRefine keeps it."""
+    slot as ``MM-DD`` (ISO and ``M/D``, as PRefine does). Case is kept, as PRefine keeps it.
+
+    ``month_names`` reads dates written with a month name (``March 15th``) as ``MM-DD`` too,
+    which PRefine's scorer does not (it leaves them as written)."""
     text = _text(value).strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1]
@@ -90,7 +92,10 @@ def normalize(slot: str, value: Any) -> str:
         return clock
     if "date" in name or "day" in name:
         match = _ISO_DATE.fullmatch(text) or _SLASH_DATE.fullmatch(text)
-        day = _month_day(int(match[1]), int(match[2])) if match else _word_date(text)
+        if match:
+            day = _month_day(int(match[1]), int(match[2]))
+        else:
+            day = _word_date(text) if month_names else None
         if day:
             return day
     return text
@@ -111,23 +116,48 @@ Counts = tuple[int, int, int]
 
 
 def call_counts(
-    gold: Mapping[tuple[str, str], Iterable[Any]], pred: Mapping[tuple[str, str], Any]
+    gold: Mapping[tuple[str, str], Iterable[Any]],
+    pred: Mapping[tuple[str, str], Any],
+    *,
+    month_names: bool = False,
 ) -> tuple[int, int, int]:
     """(true positives, false positives, false negatives) over (function, slot) keys: a gold
     key is found when the predicted value is one of its allowed values (PRefine's rule)."""
-    allowed = {k: {normalize(k[1], v) for v in vs} for k, vs in gold.items()}
-    found = {k for k, v in pred.items() if normalize(k[1], v) in allowed.get(k, set())}
+    allowed = {
+        k: {normalize(k[1], v, month_names=month_names) for v in vs} for k, vs in gold.items()
+    }
+    found = {
+        k
+        for k, v in pred.items()
+        if normalize(k[1], v, month_names=month_names) in allowed.get(k, set())
+    }
     return len(found), len(pred) - len(found), len(allowed) - len(found)
 
 
-def exact_match(pred: Mapping[str, Any], gold: Mapping[str, Any], slots: Iterable[str]) -> float:
+def exact_match(
+    pred: Mapping[str, Any],
+    gold: Mapping[str, Any],
+    slots: Iterable[str],
+    *,
+    month_names: bool = False,
+) -> float:
     """1.0 when every listed slot has the gold value (normalized as `normalize`)."""
-    ok = all(s in pred and normalize(s, pred[s]) == normalize(s, gold.get(s)) for s in slots)
+    ok = all(
+        s in pred
+        and normalize(s, pred[s], month_names=month_names)
+        == normalize(s, gold.get(s), month_names=month_names)
+        for s in slots
+    )
     return 1.0 if ok else 0.0
 
 
 def oa_counts(
-    pred: Mapping[str, Any], gold: Mapping[str, Any], open_slots: Iterable[str], allows: Allows
+    pred: Mapping[str, Any],
+    gold: Mapping[str, Any],
+    open_slots: Iterable[str],
+    allows: Allows,
+    *,
+    month_names: bool = False,
 ) -> tuple[int, int, int]:
     """(true positives, predicted, gold) for OA-F1: an open slot counts with any allowed value."""
     pred, gold = _present(pred), _present(gold)
@@ -136,19 +166,33 @@ def oa_counts(
         1
         for s, v in pred.items()
         if s in gold
-        and (normalize(s, v) == normalize(s, gold[s]) or (s in opened and allows(s, v)))
+        and (
+            normalize(s, v, month_names=month_names)
+            == normalize(s, gold[s], month_names=month_names)
+            or (s in opened and allows(s, v))
+        )
     )
     return tp, len(pred), len(gold)
 
 
 def strict_counts(
-    pred: Mapping[str, Any], gold: Mapping[str, Any], open_slots: Iterable[str]
+    pred: Mapping[str, Any],
+    gold: Mapping[str, Any],
+    open_slots: Iterable[str],
+    *,
+    month_names: bool = False,
 ) -> tuple[int, int, int]:
     """(true positives, predicted, gold) over slots the query or preferences determine."""
     opened = set(open_slots)
     pred = {s: v for s, v in _present(pred).items() if s not in opened}
     gold = {s: v for s, v in _present(gold).items() if s not in opened}
-    tp = sum(1 for s, v in pred.items() if s in gold and normalize(s, v) == normalize(s, gold[s]))
+    tp = sum(
+        1
+        for s, v in pred.items()
+        if s in gold
+        and normalize(s, v, month_names=month_names)
+        == normalize(s, gold[s], month_names=month_names)
+    )
     return tp, len(pred), len(gold)
 
 
@@ -158,7 +202,7 @@ def f1(tp: float, n_pred: float, n_gold: float) -> float:
     return 2.0 * tp / denominator if denominator else 0.0
 
 
-def _oa(outcome: MPTEvalOutcome, pred: dict[str, Any], allows: Allows) -> Counts:
+def _oa(outcome: MPTEvalOutcome, pred: dict[str, Any], allows: Allows, month_names: bool) -> Counts:
     """OA counts with allowed alternatives; a call to the wrong function matches nothing."""
     allowed = allowed_values(outcome)
     if (outcome.predicted_name or outcome.gold["name"]) != outcome.gold["name"]:
@@ -169,14 +213,17 @@ def _oa(outcome: MPTEvalOutcome, pred: dict[str, Any], allows: Allows) -> Counts
         for s, v in pred.items()
         if s in allowed
         and (
-            normalize(s, v) in {normalize(s, a) for a in allowed[s]}
+            normalize(s, v, month_names=month_names)
+            in {normalize(s, a, month_names=month_names) for a in allowed[s]}
             or (s in opened and allows(s, v))
         )
     )
     return tp, len(pred), len(allowed)
 
 
-def preference_counts(outcome: MPTEvalOutcome, pred: dict[str, Any]) -> tuple[int, int, int]:
+def preference_counts(
+    outcome: MPTEvalOutcome, pred: dict[str, Any], *, month_names: bool = False
+) -> tuple[int, int, int]:
     """(tp, fp, fn) over preference slots, keyed by (function, slot) as PRefine keys them.
 
     Gold keys are the instance's preference slots; predicted keys are the predicted slots
@@ -189,14 +236,19 @@ def preference_counts(outcome: MPTEvalOutcome, pred: dict[str, Any]) -> tuple[in
     if name == gold_name:
         pref_names |= set(outcome.pref_slots)
     gold = {(gold_name, s): allowed.get(s, []) for s in outcome.pref_slots}
-    return call_counts(gold, {(name, s): v for s, v in pred.items() if s in pref_names})
+    predicted = {(name, s): v for s, v in pred.items() if s in pref_names}
+    return call_counts(gold, predicted, month_names=month_names)
 
 
 def instance_scores(
-    outcome: MPTEvalOutcome, allows: Allows, *, context_tokens: int = 0
+    outcome: MPTEvalOutcome,
+    allows: Allows,
+    *,
+    context_tokens: int = 0,
+    month_names: bool = False,
 ) -> dict[str, float]:
     """Every per-instance score from an eval session's outcome and the tokens of what memory
-    put in the agent's prompt.
+    put in the agent's prompt (``month_names``: see `normalize`).
 
     P-EM needs the right function, every preference slot with an allowed value and no extra
     preference slot; OA-F1 counts a predicted slot when its value is one of the allowed gold
@@ -205,12 +257,16 @@ def instance_scores(
     pred = _present(outcome.predicted or {})
     gold_name = outcome.gold["name"]
     right = (outcome.predicted_name or gold_name) == gold_name
-    oa = _oa(outcome, pred, allows)
-    ptp, pfp, pfn = preference_counts(outcome, pred)
-    st = strict_counts(pred, outcome.gold["arguments"], outcome.open_slots)
+    oa = _oa(outcome, pred, allows, month_names)
+    ptp, pfp, pfn = preference_counts(outcome, pred, month_names=month_names)
+    st = strict_counts(pred, outcome.gold["arguments"], outcome.open_slots, month_names=month_names)
     if not right:
         st = (0, st[1], st[2])
-    focal = exact_match(pred, outcome.gold["arguments"], outcome.focal_slots) if right else 0.0
+    focal = (
+        exact_match(pred, outcome.gold["arguments"], outcome.focal_slots, month_names=month_names)
+        if right
+        else 0.0
+    )
     scores = {
         "valid": 1.0 if outcome.valid else 0.0,
         "function_ok": 1.0 if right else 0.0,
@@ -227,6 +283,7 @@ def instance_scores(
         "pref_tp": float(ptp),
         "pref_pred": float(ptp + pfp),
         "pref_gold": float(ptp + pfn),
+        "month_names": 1.0 if month_names else 0.0,
     }
     context = float(context_tokens)
     full = float(outcome.full_history_tokens)

@@ -59,12 +59,22 @@ def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
             ]
         )
     main = _make_table(
-        "MPT: challenge x query type x method (95% bootstrap CI)",
+        f"MPT: challenge x query type x method (95% bootstrap CI; {_date_rule(evals)})",
         ["method", "challenge", "query type", "n", "P-EM", "OA-F1", "F1", "tokens / full history"],
         rows,
     )
     extra = [_make_table(title, columns, rows) for title, columns, rows in cost_tables(records)]
     return [main, _summary(records, [r for r, _ in evals]), *extra]
+
+
+def _date_rule(evals: Sequence[tuple[SessionRecord, MPTEvalOutcome]]) -> str:
+    """Which date rule scored the instances (the ``month_dates`` option)."""
+    read = {r.scores.get("month_names", 0.0) == 1.0 for r, _ in evals}
+    if read == {True}:
+        return "dates: month names read too (month_dates)"
+    if read == {True, False}:
+        return "dates: mixed rules (month_dates changed during the run)"
+    return "dates: as PRefine's scorer"
 
 
 def _summary(records: Sequence[SessionRecord], evals: list[SessionRecord]) -> Table:
