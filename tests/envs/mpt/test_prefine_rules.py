@@ -155,6 +155,26 @@ def test_times_are_compared_as_hh_mm(hour: int, minute: int) -> None:
 
 def test_booleans_and_quotes_normalize_as_prefine() -> None:
     assert normalize("shared_ride", True) == normalize("shared_ride", "true") == "True"
-    assert normalize("city", '"Fremont"') == "Fremont"
     assert normalize("city", "fremont") != "Fremont"  # case is kept
+    # PRefine compares the JSON text of a value: only JSON's own quotes go.
+    assert normalize("city", "'Fremont'") == "'Fremont'"
+    assert normalize("city", '"Fremont"') == '\\"Fremont\\"'
+    assert normalize("city", " Fremont ") == " Fremont "
+    assert normalize("number_of_rooms", 1.0) == "1.0" != normalize("number_of_rooms", 1)
+    assert normalize("number_of_rooms", "1") == normalize("number_of_rooms", 1) == "1"
     assert normalize("city", "March 5") == "March 5"  # not a date slot: left as written
+
+
+def test_an_empty_value_is_a_stated_slot_as_prefine_counts_it() -> None:
+    outcome = MPTEvalOutcome(
+        challenge="recall",
+        query_type="single-turn",
+        domain="GetHotels",
+        gold={"name": "GetHotels", "arguments": {"average_star": "2"}},
+        pref_slots=["average_star"],
+        pref_map=PREF,
+    )
+    empty_extra = _score(outcome, "GetHotels", {"average_star": "2", "number_of_rooms": ""})
+    assert empty_extra["p_em"] == 0.0 and empty_extra["oa_pred"] == 2.0
+    left_out = _score(outcome, "GetHotels", {"average_star": "2", "number_of_rooms": None})
+    assert left_out["p_em"] == 1.0 and left_out["oa_pred"] == 1.0

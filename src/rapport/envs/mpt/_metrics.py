@@ -7,6 +7,7 @@ report can aggregate them as micro F1 over all (domain, slot, value) triples.
 from __future__ import annotations
 
 import calendar
+import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -43,11 +44,15 @@ _WORD_DATE = re.compile(
 
 
 def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "True" if value else "False"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
+    """A value as PRefine's scorer sees it: the JSON text its call string holds, with a
+    string's own quotes dropped (``"Vallejo"`` -> ``Vallejo``, ``1.0`` -> ``1.0``, ``True``
+    -> ``true``); what a string holds is kept, spaces and quotes included."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)[1:-1]
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return str(value)
 
 
 def _month_day(month: int, day: int) -> str | None:
@@ -76,15 +81,14 @@ def _time(value: str) -> str | None:
 
 
 def normalize(slot: str, value: Any, *, month_names: bool = False) -> str:
-    """A value as PRefine's scorer compares it: text, outer quotes dropped, ``True``/``False``
-    for booleans; a time in a ``*time*`` slot as ``HH:MM``; a date in a ``*date*``/``*day*``
+    """A value as PRefine's scorer compares it: its JSON text (a string without the quotes
+    JSON puts around it, and nothing else removed), ``True``/``False`` for ``true``/``false``
+    in any case; a time in a ``*time*`` slot as ``HH:MM``; a date in a ``*date*``/``*day*``
     slot as ``MM-DD`` (ISO and ``M/D``, as PRefine does). Case is kept, as PRefine keeps it.
 
     ``month_names`` reads dates written with a month name (``March 15th``) as ``MM-DD`` too,
     which PRefine's scorer does not (it leaves them as written)."""
-    text = _text(value).strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        text = text[1:-1]
+    text = _text(value)
     if text.lower() in ("true", "false"):
         return text.capitalize()
     name = slot.lower()
@@ -102,7 +106,9 @@ def normalize(slot: str, value: Any, *, month_names: bool = False) -> str:
 
 
 def _present(args: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in args.items() if v is not None and str(v).strip() != ""}
+    """The slots a call states: every one but those set to null (an empty string counts, as
+    PRefine counts it)."""
+    return {k: v for k, v in args.items() if v is not None}
 
 
 def allowed_values(outcome: MPTEvalOutcome) -> dict[str, list[Any]]:
