@@ -172,8 +172,31 @@ def test_demo_is_collab_none_reflection_oracle_with_the_rule_user() -> None:
     assert config.options == {"problems": "generated", "user": "rules"}
     assert config.models == {"all": "llamacpp/qwen2.5-coder-0.5b"}
     assert str(config.run_dir) == "runs/demo"
+    assert config.concurrency == 1
     parsed = build_parser().parse_args(["demo", "--model", "scripted/echo"])
     assert parsed.handler is not None and parsed.model == "scripted/echo"
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--max-turns", "0"], "max_turns"),
+        (["--max-turns", "1_0"], "--max-turns needs a whole number, got '1_0'"),
+        (["--max-turns", "x"], "--max-turns needs a whole number, got 'x'"),
+        (["--concurrency", "0"], "concurrency"),
+        (["--concurrency", "\uff14"], "--concurrency needs a whole number"),
+        (["--run-dir", ""], "run_dir"),
+    ],
+)
+def test_bad_demo_settings_get_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    flags = [f.encode().decode("unicode_escape") for f in flags]
+    argv = ["demo", "--model", "scripted/echo", "--run-dir", str(tmp_path / "d"), *flags]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert not (tmp_path / "d").exists()
 
 
 def test_an_unreadable_dataset_path_is_refused_before_the_run_dir_exists(

@@ -11,29 +11,55 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from rapport.eval import ExperimentConfig
+from pydantic import ValidationError
+
+from rapport.eval import ExperimentConfig, one_line
 from rapport.log import PreferenceVerdictEvent, SessionRecord
 from rapport.prefs import is_clarifying_question
 from rapport.store import RunStore
 
+from ._config import _integer
+from ._errors import UsageError
 from ._run import execute, prepare
 
 DEMO_RUN_DIR = Path("runs/demo")
 DEMO_MODEL = "llamacpp/qwen2.5-coder-0.5b"
-"""The small embedded model: on two CPU cores the 1.5B one takes about 35 minutes for the
-demo, the 0.5B one under ten. `--model` picks another."""
+"""The small embedded model, about a third of the 1.5B's compute per token. `--model` picks
+another."""
+
+
+DEMO_CONCURRENCY = 1
+"""Users run one at a time unless ``--concurrency`` says otherwise, as in ``rapport run``."""
 
 
 def demo_config(
-    *, run_dir: Path = DEMO_RUN_DIR, max_turns: int = 3, models: dict[str, str] | None = None
+    *,
+    run_dir: Path | str = DEMO_RUN_DIR,
+    max_turns: int = 3,
+    concurrency: int = DEMO_CONCURRENCY,
+    models: dict[str, str] | None = None,
 ) -> ExperimentConfig:
-    """The demo's experiment: sized to finish in minutes on two CPU cores."""
+    """The demo's experiment: sized to finish in minutes on two CPU cores.
+
+    Raises:
+        UsageError: a count out of range or an empty run dir (one line).
+    """
+    try:
+        return _config(run_dir, max_turns, concurrency, models)
+    except ValidationError as exc:
+        raise UsageError(f"bad demo settings: {one_line(exc)}") from exc
+
+
+def _config(
+    run_dir: Path | str, max_turns: int, concurrency: int, models: dict[str, str] | None
+) -> ExperimentConfig:
     return ExperimentConfig(
         benchmark="collab",
         memory=["none", "reflection", "oracle"],
         users=4,
         sessions=5,
         max_turns=max_turns,
+        concurrency=concurrency,
         seed=0,
         run_dir=run_dir,
         models=dict(models or {"all": DEMO_MODEL}),
@@ -54,7 +80,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "Running it again resumes.",
     )
     parser.add_argument("--run-dir", metavar="DIR", default=str(DEMO_RUN_DIR))
-    parser.add_argument("--max-turns", metavar="N", type=int, default=3)
+    parser.add_argument("--max-turns", metavar="N", default="3")
+    parser.add_argument(
+        "--concurrency",
+        metavar="K",
+        default=str(DEMO_CONCURRENCY),
+        help=f"users run in parallel (default {DEMO_CONCURRENCY})",
+    )
     parser.add_argument(
         "--model",
         metavar="SPEC",
@@ -67,8 +99,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
     config = demo_config(
-        run_dir=Path(args.run_dir),
-        max_turns=args.max_turns,
+        run_dir=args.run_dir,
+        max_turns=_integer("max_turns", args.max_turns),
+        concurrency=_integer("concurrency", args.concurrency),
         models={"all": args.model} if args.model else None,
     )
     code = execute(prepare(config), progress=not args.no_progress)
