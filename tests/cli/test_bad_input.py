@@ -2,8 +2,10 @@
 created or changed (not the run dir, not its store, not the shared cache).
 
 Each case is a command line (``{tmp}``: a scratch dir; ``{run}``: a finished run dir in it)
-and, where it needs one, a setup that writes the bad file first. The scratch dir and the
-private RAPPORT_HOME are fingerprinted before and after: every byte must be as it was.
+and, where it needs one, a setup that writes the bad file first. Commands run from inside
+``{run}``, so an empty path read as the working directory would find a run there. The scratch
+dir and the private RAPPORT_HOME are fingerprinted before and after: every byte must be as it
+was.
 """
 
 from __future__ import annotations
@@ -139,6 +141,13 @@ GYM = ["run", "gym", "--users", "1", "--model", "all=scripted/echo", "--no-progr
 GYM += ["--run-dir", "{tmp}/new"]
 MPT = ["run", "mpt", "--users", "1", "--model", "all=scripted/echo", "--no-progress"]
 MPT += ["--run-dir", "{tmp}/new"]
+VIEW = ["view", "{tmp}/nowhere"]
+"""No run there: a port the old code let through ends in 'no run found', never a server."""
+SERVE = ["serve-model", "--model", "llamacpp/{tmp}/none.gguf"]
+"""A missing model file: a value let through ends before any server process starts."""
+TRAIN_DATA = ["train", "data", "{run}", "--out", "{tmp}/td"]
+REFLECT = ["train", "reflect", "--model", "scripted/echo", "--data", "{tmp}/x.jsonl"]
+NO_EXAMPLES = _write("x.jsonl", "")
 
 # (id, argv, setup, a word the one line must contain)
 Case = tuple[str, list[str], Callable[[Path], None] | None, str]
@@ -358,6 +367,70 @@ CASES: list[Case] = [
     ),
     ("mpt-dataset-without-release", [*MPT, "--dataset", "tiny-v1"], None, "release"),
     ("prefix-judge-repeats-huge", [*PREFIX, "--judge-repeats", "1000000000"], None, "judge"),
+    # --- numeric flags outside `run`, and empty run dirs ---
+    ("view-port-underscore", [*VIEW, "--port", "1_0"], None, "--port"),
+    ("view-port-full-width", [*VIEW, "--port", "\uff18\uff10"], None, "--port"),
+    ("view-port-plus", [*VIEW, "--port", "+80"], None, "--port"),
+    ("view-port-empty", [*VIEW, "--port", ""], None, "--port"),
+    ("view-port-too-big", [*VIEW, "--port", "70000"], None, "--port"),
+    ("view-port-negative", [*VIEW, "--port", "-1"], None, "--port"),
+    ("serve-port-underscore", [*SERVE, "--port", "1_0"], None, "--port"),
+    ("serve-port-full-width", [*SERVE, "--port", "\uff18\uff10"], None, "--port"),
+    ("serve-port-too-big", [*SERVE, "--port", "70000"], None, "--port"),
+    ("serve-port-empty", [*SERVE, "--port", ""], None, "--port"),
+    ("serve-n-ctx-zero", [*SERVE, "--n-ctx", "0"], None, "--n-ctx"),
+    ("serve-n-ctx-negative", [*SERVE, "--n-ctx", "-8192"], None, "--n-ctx"),
+    ("serve-n-ctx-huge", [*SERVE, "--n-ctx", "1" + "0" * 12], None, "--n-ctx"),
+    ("serve-n-ctx-underscore", [*SERVE, "--n-ctx", "8_192"], None, "--n-ctx"),
+    ("serve-n-ctx-full-width", [*SERVE, "--n-ctx", "\uff18\uff11\uff19\uff12"], None, "--n-ctx"),
+    ("train-data-fraction-nan", [*TRAIN_DATA, "--eval-fraction", "nan"], None, "--eval-fraction"),
+    ("train-data-fraction-inf", [*TRAIN_DATA, "--eval-fraction", "inf"], None, "--eval-fraction"),
+    ("train-data-fraction-1e999", [*TRAIN_DATA, "--eval-fraction", "1e999"], None, "--eval-"),
+    ("train-data-fraction-one", [*TRAIN_DATA, "--eval-fraction", "1"], None, "--eval-fraction"),
+    ("train-data-fraction-minus", [*TRAIN_DATA, "--eval-fraction", "-0.1"], None, "--eval-"),
+    ("train-data-fraction-underscore", [*TRAIN_DATA, "--eval-fraction", "0.1_5"], None, "--eval"),
+    (
+        "train-data-fraction-full-width",
+        [*TRAIN_DATA, "--eval-fraction", "\uff10.\uff15"],
+        None,
+        "--eval",
+    ),
+    ("train-data-fraction-empty", [*TRAIN_DATA, "--eval-fraction", ""], None, "--eval-fraction"),
+    ("train-data-seed-negative", [*TRAIN_DATA, "--seed", "-1"], None, "--seed"),
+    ("train-data-seed-underscore", [*TRAIN_DATA, "--seed", "1_0"], None, "--seed"),
+    ("train-data-seed-huge", [*TRAIN_DATA, "--seed", "1" + "0" * 25], None, "--seed"),
+    ("train-data-seed-empty", [*TRAIN_DATA, "--seed", ""], None, "--seed"),
+    ("train-data-out-empty", ["train", "data", "{run}", "--out", ""], None, "--out"),
+    ("train-data-run-dir-empty", ["train", "data", "", "--out", "{tmp}/td"], None, "RUN_DIR"),
+    ("reflect-n-zero", [*REFLECT, "-n", "0"], NO_EXAMPLES, "-n"),
+    ("reflect-n-negative", [*REFLECT, "-n", "-3"], NO_EXAMPLES, "-n"),
+    ("reflect-n-underscore", [*REFLECT, "-n", "1_0"], NO_EXAMPLES, "-n"),
+    ("reflect-n-full-width", [*REFLECT, "-n", "\uff14"], NO_EXAMPLES, "-n"),
+    ("reflect-n-huge", [*REFLECT, "-n", "1" + "0" * 12], NO_EXAMPLES, "-n"),
+    ("reflect-max-tokens-zero", [*REFLECT, "--max-tokens", "0"], NO_EXAMPLES, "--max-tokens"),
+    ("reflect-max-tokens-huge", [*REFLECT, "--max-tokens", "9" * 9], NO_EXAMPLES, "--max-tokens"),
+    ("reflect-max-tokens-underscore", [*REFLECT, "--max-tokens", "2_56"], NO_EXAMPLES, "--max-"),
+    ("reflect-max-tokens-empty", [*REFLECT, "--max-tokens", ""], NO_EXAMPLES, "--max-tokens"),
+    ("view-run-dir-empty", ["view", ""], None, "RUN_DIR"),
+    ("view-run-dir-is-file", ["view", "{tmp}/afile"], _write("afile", "x"), "afile"),
+    ("view-run-dir-is-store", ["view", "{run}/run.sqlite"], None, "run.sqlite"),
+    ("library-show-run-dir-empty", ["library", "show", ""], None, "RUN_DIR"),
+    ("library-export-run-dir-empty", ["library", "export", ""], None, "RUN_DIR"),
+    (
+        "library-show-run-dir-is-file",
+        ["library", "show", "{tmp}/afile"],
+        _write("afile", "x"),
+        "afile",
+    ),
+    ("library-export-run-dir-missing", ["library", "export", "{tmp}/nowhere"], None, "nowhere"),
+    ("export-run-dir-empty", ["export", "", "--sessions", "jsonl"], None, "RUN_DIR"),
+    (
+        "export-run-dir-is-file",
+        ["export", "{tmp}/afile", "--sessions", "jsonl"],
+        _write("afile", "x"),
+        "afile",
+    ),
+    ("report-run-dir-empty", ["report", ""], None, "DIR"),
     # --- what held before ---
     ("unknown-benchmark", ["run", "nosuch", "--run-dir", "{tmp}/new"], None, "nosuch"),
     ("unknown-memory", [*NEW, "--memory", "nope"], None, "nope"),
@@ -550,6 +623,7 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(
     tmp_path: Path,
     finished_run: Path,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
     argv: list[str],
     setup: Callable[[Path], None] | None,
     needle: str,
@@ -562,6 +636,7 @@ def test_bad_input_is_one_line_exit_2_and_changes_nothing(
         setup(scratch)
     home = Path(os.environ["RAPPORT_HOME"])
     before = _fingerprint(scratch, home)
+    monkeypatch.chdir(run)
     capsys.readouterr()
     try:
         code = main([a.format(tmp=scratch, run=run) for a in argv])

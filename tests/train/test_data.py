@@ -145,5 +145,7 @@ def test_cli_reflect_refuses_a_bad_data_file_in_one_line(tmp_path, capsys, conte
 def test_cli_reflect_refuses_a_count_below_one(tmp_path, capsys):
     (tmp_path / "d.jsonl").write_text("")
     argv = ["train", "reflect", "--model", "scripted/echo", "--data", str(tmp_path / "d.jsonl")]
-    assert main([*argv, "-n", "0"]) == 2
-    assert "-n must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # argparse refuses it, before any model
+        main([*argv, "-n", "0"])
+    assert refused.value.code == 2
+    assert "-n needs a whole number from 1" in capsys.readouterr().err

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from typing import NoReturn
 
@@ -33,6 +34,8 @@ class _Parser(argparse.ArgumentParser):
     """Argument errors as one line (``rapport: ...``) and exit 2, like every bad input."""
 
     def error(self, message: str) -> NoReturn:
+        # A type= check that names its flag (`whole_number`) needs no "argument --port: " too.
+        message = re.sub(r"^argument (\S+): (?=\1 )", "", message)
         self.exit(2, f"rapport: {self.prog.removeprefix('rapport ')}: {message}\n")
 
 

@@ -23,6 +23,8 @@ from ._errors import UsageError
 _FIELDS = set(ExperimentConfig.model_fields)
 _COUNTS = ("users", "sessions", "max_turns", "seed", "concurrency")
 _WHOLE = re.compile(r"[+-]?[0-9]{1,30}")
+_DIGITS = re.compile(r"[0-9]{1,30}")
+_DECIMAL = re.compile(r"(?:[0-9]{1,30}\.?[0-9]{0,30}|\.[0-9]{1,30})(?:[eE][+-]?[0-9]{1,4})?")
 
 
 def add_experiment_flags(parser: argparse.ArgumentParser) -> None:
@@ -153,6 +155,44 @@ def _integer(flag: str, text: str) -> int:
     if not _WHOLE.fullmatch(text.strip()):
         raise UsageError(f"--{flag.replace('_', '-')} needs a whole number, got '{text}'")
     return int(text)
+
+
+def whole_number(flag: str, low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type=`` for `flag`: ASCII digits (no sign) from `low` to `high`.
+
+    ``int()`` alone would take ``'1_0'``, full-width digits and ``'-1'``; argparse reports
+    the refusal as one line (see `rapport.cli._Parser`).
+    """
+
+    def parse(text: str) -> int:
+        if not _DIGITS.fullmatch(text.strip()) or not low <= int(text) <= high:
+            raise argparse.ArgumentTypeError(
+                f"{flag} needs a whole number from {low} to {high}, got '{text}'"
+            )
+        return int(text)
+
+    return parse
+
+
+port_number = whole_number("--port", 0, 65535)
+"""The ``type=`` of every ``--port`` (0: any free port)."""
+
+
+def fraction(flag: str) -> Callable[[str], float]:
+    """An argparse ``type=`` for `flag`: a plain decimal at least 0 and below 1.
+
+    ``float()`` alone would take ``'nan'``, ``'inf'``, ``'1e999'`` (inf), ``'0.1_5'`` and
+    full-width digits.
+    """
+
+    def parse(text: str) -> float:
+        if not (_DECIMAL.fullmatch(text.strip()) and 0 <= float(text) < 1):
+            raise argparse.ArgumentTypeError(
+                f"{flag} needs a number from 0 up to (not including) 1, got '{text}'"
+            )
+        return float(text)
+
+    return parse
 
 
 def parse_models(specs: Sequence[str]) -> dict[str, Any]:

@@ -26,6 +26,20 @@ def output_path(flag: str, text: str) -> Path:
     return Path(text)
 
 
+def directory_path(name: str, text: str) -> Path:
+    """A directory given on the command line, as the argument `name` (``RUN_DIR``, ``--out``).
+
+    An empty one is refused: Path("") is the working directory, so a command would read
+    whatever run it holds and write beside it.
+
+    Raises:
+        UsageError: the text is empty.
+    """
+    if not text.strip():
+        raise UsageError(f"{name} needs a directory name, got '{text}'")
+    return Path(text)
+
+
 def output_file(flag: str, path: str | Path) -> Path:
     """A file an output may be written to: never a store, a directory or a missing place.
 

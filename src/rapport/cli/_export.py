@@ -9,7 +9,7 @@ from pathlib import Path
 from rapport.report import export_sessions
 from rapport.store import RUN_FILE
 
-from ._errors import UsageError, output_file, output_path
+from ._errors import UsageError, directory_path, output_file, output_path
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -43,7 +43,7 @@ def _target(run_dir: Path, args: argparse.Namespace) -> Path:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
-    run_dir = Path(args.run_dir)
+    run_dir = directory_path("RUN_DIR", args.run_dir)
     if not (run_dir / RUN_FILE).is_file():
         raise UsageError(f"no run found in {run_dir} (missing {RUN_FILE})")
     target = _target(run_dir, args)

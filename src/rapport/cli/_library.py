@@ -8,7 +8,7 @@ from pathlib import Path
 from rapport.memory.prime import ExperienceLibrary, library_from_state
 from rapport.store import RUN_FILE, RunStore
 
-from ._errors import UsageError, output_file
+from ._errors import UsageError, directory_path, output_file
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,7 +46,7 @@ def newest_library(run_dir: str | Path, condition: str) -> ExperienceLibrary:
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
     out = output_file("--out", args.out) if args.out is not None else None
-    library = newest_library(args.run_dir, args.condition)
+    library = newest_library(directory_path("RUN_DIR", args.run_dir), args.condition)
     text = library.to_json() if args.format == "json" else library.to_markdown()
     if out is not None:
         try:

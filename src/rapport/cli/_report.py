@@ -11,7 +11,7 @@ from pathlib import Path
 from rapport.report import Report, build_report, render_csv, render_text, write_html
 from rapport.store import RUN_FILE
 
-from ._errors import UsageError, output_file, output_path
+from ._errors import UsageError, directory_path, output_file, output_path
 
 _DEFAULT = "report.html in the run dir"
 
@@ -64,7 +64,7 @@ def _write(report: Report, target: Path) -> Path:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
-    run_dir = Path(args.run_dir)
+    run_dir = directory_path("DIR", args.run_dir)
     try:
         report = build_report(run_dir)
     except FileNotFoundError as exc:

@@ -8,7 +8,11 @@ import time
 
 from rapport.llm import DEFAULT_SPEC, ModelError, serve_model
 
+from ._config import port_number, whole_number
 from ._errors import UsageError
+
+_N_CTX = 256, 1_048_576
+"""The context sizes a role's ``n_ctx`` setting allows (rapport.log.ProviderSettings)."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,8 +25,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "printed base URL (e.g. --model all=openai/NAME with OPENAI_BASE_URL set).",
     )
     parser.add_argument("--model", default=DEFAULT_SPEC, metavar="SPEC", help="llamacpp/... spec")
-    parser.add_argument("--port", type=int, default=8080, help="port (0 picks a free one)")
-    parser.add_argument("--n-ctx", type=int, default=8192, help="context size in tokens")
+    parser.add_argument("--port", type=port_number, default=8080, help="port (0 picks a free one)")
+    parser.add_argument(
+        "--n-ctx",
+        type=whole_number("--n-ctx", *_N_CTX),
+        default=8192,
+        help=f"context size in tokens ({_N_CTX[0]} to {_N_CTX[1]})",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -32,8 +41,6 @@ def _interrupt(_signum: int, _frame: object) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port {args.port} is not a port number")
     try:
         with serve_model(args.model, args.port, n_ctx=args.n_ctx) as served:
             print(f"serving {args.model} at {served.base_url} (model name '{served.model}')")

@@ -8,7 +8,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ._errors import UsageError
+from ._config import fraction, whole_number
+from ._errors import UsageError, directory_path
+
+_SEEDS = 0, 2**63 - 1
+"""The seeds a run allows (rapport.log.ExperimentConfig.seed)."""
+_EXAMPLES = 1, 1_000_000_000
+"""Up to one example per session a run can hold (MAX_USERS x MAX_SESSIONS)."""
+_MAX_TOKENS = 1, 1_048_576
+"""The reply budgets a role's sampling allows (rapport.log.Sampling.max_tokens)."""
 
 
 def register(subparsers: Any) -> None:
@@ -17,8 +25,8 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="train_command", required=True, metavar="STAGE")
 
     data = sub.add_parser("data", help="examples from collab run dirs, split by user")
-    data.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
-    data.add_argument("--out", type=Path, required=True, help="output directory")
+    data.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    data.add_argument("--out", required=True, help="output directory")
     data.add_argument("--taxonomy", default="collab")
     data.add_argument("--condition", default=None, help="only this memory condition")
     data.add_argument(
@@ -27,8 +35,8 @@ def register(subparsers: Any) -> None:
         default="memory",
         help="SFT targets: the run's memory notes (template where absent) or template",
     )
-    data.add_argument("--eval-fraction", type=float, default=0.2)
-    data.add_argument("--seed", type=int, default=0)
+    data.add_argument("--eval-fraction", type=fraction("--eval-fraction"), default=0.2)
+    data.add_argument("--seed", type=whole_number("--seed", *_SEEDS), default=0)
     data.set_defaults(handler=_data)
 
     for stage in ("sft", "grpo"):
@@ -44,8 +52,12 @@ def register(subparsers: Any) -> None:
     reflect = sub.add_parser("reflect", help="write reflections with a model and score them")
     reflect.add_argument("--model", required=True, help="model spec, e.g. transformers/DIR")
     reflect.add_argument("--data", type=Path, required=True, help="a JSONL file of examples")
-    reflect.add_argument("-n", type=int, default=1, help="how many examples")
-    reflect.add_argument("--max-tokens", type=int, default=256)
+    reflect.add_argument(
+        "-n", type=whole_number("-n", *_EXAMPLES), default=1, help="how many examples"
+    )
+    reflect.add_argument(
+        "--max-tokens", type=whole_number("--max-tokens", *_MAX_TOKENS), default=256
+    )
     reflect.add_argument("--taxonomy", default="collab")
     reflect.set_defaults(handler=_reflect)
 
@@ -54,17 +66,17 @@ def _data(args: argparse.Namespace) -> int:
     from rapport.prefs import TaxonomyError
     from rapport.train import DatasetError, export_dataset
 
-    for run_dir in args.run_dirs:
+    run_dirs = [directory_path("RUN_DIR", text) for text in args.run_dirs]
+    for run_dir in run_dirs:
         if not run_dir.is_dir():
             raise UsageError(f"no run directory '{run_dir}'")
-    if not 0 <= args.eval_fraction < 1:
-        raise UsageError(f"--eval-fraction must be in [0, 1), got {args.eval_fraction}")
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out} is a file, not a directory")
+    out = directory_path("--out", args.out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file, not a directory")
     try:
         summary = export_dataset(
-            args.run_dirs,
-            args.out,
+            run_dirs,
+            out,
             taxonomy=args.taxonomy,
             condition=args.condition,
             targets=args.targets,
@@ -107,9 +119,6 @@ def _reflect(args: argparse.Namespace) -> int:
 
     if not args.data.is_file():
         raise UsageError(f"no data file '{args.data}'")
-    if args.n < 1 or args.max_tokens < 1:
-        flag, value = ("-n", args.n) if args.n < 1 else ("--max-tokens", args.max_tokens)
-        raise UsageError(f"{flag} must be at least 1, got {value}")
     try:
         rows = asyncio.run(_reflect_rows(args))
     except (ModelError, ExampleFileError, TaxonomyError) as exc:

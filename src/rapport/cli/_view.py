@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from rapport.store import RUN_FILE, RunStore
 
-from ._errors import UsageError
+from ._config import port_number
+from ._errors import UsageError, directory_path
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,7 +23,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the run dir")
     parser.add_argument(
-        "--port", metavar="N", type=int, default=8321, help="port (default 8321; 0: any free)"
+        "--port",
+        metavar="N",
+        type=port_number,
+        default=8321,
+        help="port (default 8321; 0: any free)",
     )
     parser.set_defaults(handler=handle)
 
@@ -32,9 +36,7 @@ def handle(args: argparse.Namespace) -> int:
     """Run the command."""
     from rapport.view import RunData, bind, serve
 
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port must be 0..65535, got {args.port}")
-    if not (Path(args.run_dir) / RUN_FILE).is_file():
+    if not (directory_path("RUN_DIR", args.run_dir) / RUN_FILE).is_file():
         raise UsageError(f"no run found in {args.run_dir} (missing {RUN_FILE})")
     _check_header(args.run_dir)  # before the progress line: a bad run dir gets one line
     print(f"rapport view: reading {args.run_dir} ...", file=sys.stderr, flush=True)
