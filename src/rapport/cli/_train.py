@@ -44,8 +44,8 @@ def register(subparsers: Any) -> None:
         p.add_argument(
             "--config", required=True, help="YAML file or packaged name (cpu-smoke, paper)"
         )
-        p.add_argument("--data", type=Path, default=None, help="override `data`")
-        p.add_argument("--out", type=Path, default=None, help="override `output_dir`")
+        p.add_argument("--data", default=None, help="override `data`")
+        p.add_argument("--out", default=None, help="override `output_dir`")
         p.add_argument("--model", default=None, help="override the base `model`")
         p.set_defaults(handler=_stage, stage=stage)
 
@@ -97,7 +97,12 @@ def _stage(args: argparse.Namespace) -> int:
     from rapport.train import BaseModelError, TrainConfigError, load_config, run_grpo, run_sft
 
     try:
-        config = load_config(args.config, data=args.data, output_dir=args.out, model=args.model)
+        config = load_config(
+            args.config,
+            data=None if args.data is None else directory_path("--data", args.data),
+            output_dir=None if args.out is None else directory_path("--out", args.out),
+            model=args.model,
+        )
     except TrainConfigError as exc:
         raise UsageError(str(exc)) from exc
     run = run_sft if args.stage == "sft" else run_grpo
