@@ -204,7 +204,6 @@ CASES = [
 ]
 
 DOCUMENTED = {
-    "gold has no preference slot",
     "value with ')': PRefine's call pattern stops there",
     "gold value with ')': PRefine's call pattern cuts the gold call there",
     "month-name date read (month_dates)",

@@ -178,3 +178,19 @@ def test_an_empty_value_is_a_stated_slot_as_prefine_counts_it() -> None:
     assert empty_extra["p_em"] == 0.0 and empty_extra["oa_pred"] == 2.0
     left_out = _score(outcome, "GetHotels", {"average_star": "2", "number_of_rooms": None})
     assert left_out["p_em"] == 1.0 and left_out["oa_pred"] == 1.0
+
+
+def test_p_em_counts_preference_keys_only_as_prefine_does() -> None:
+    """With no preference slot in the gold, P-EM asks only that none is predicted: a call to
+    another function passes when it fills no preference slot of that function."""
+    outcome = MPTEvalOutcome(
+        challenge="recall",
+        query_type="single-turn",
+        domain="GetWeather",
+        gold={"name": "GetWeather", "arguments": {"city": "Vallejo"}},
+        pref_slots=[],
+        pref_map=PREF,
+    )
+    assert _score(outcome, "GetHotels", {"location": "Vallejo"})["p_em"] == 1.0
+    assert _score(outcome, "GetHotels", {"average_star": "2"})["p_em"] == 0.0
+    assert _score(outcome, "GetHotels", {"location": "Vallejo"})["oa_tp"] == 0.0

@@ -256,9 +256,11 @@ def instance_scores(
     """Every per-instance score from an eval session's outcome and the tokens of what memory
     put in the agent's prompt (``month_names``: see `normalize`).
 
-    P-EM needs the right function, every preference slot with an allowed value and no extra
-    preference slot; OA-F1 counts a predicted slot when its value is one of the allowed gold
-    values (any value the schema allows on an open slot); a wrong function matches nothing.
+    P-EM needs no false positive and no false negative over (function, slot) preference keys,
+    as PRefine counts it: every gold preference slot with an allowed value and no extra
+    preference slot (so a wrong function fails whenever the gold has a preference slot).
+    OA-F1 counts a predicted slot when its value is one of the allowed gold values (any value
+    the schema allows on an open slot); a wrong function matches nothing.
     """
     pred = _present(outcome.predicted or {})
     gold_name = outcome.gold["name"]
@@ -276,7 +278,7 @@ def instance_scores(
     scores = {
         "valid": 1.0 if outcome.valid else 0.0,
         "function_ok": 1.0 if right else 0.0,
-        "p_em": 1.0 if right and pfp == 0 and pfn == 0 else 0.0,
+        "p_em": 1.0 if pfp == 0 and pfn == 0 else 0.0,
         "focal_em": focal,
         "oa_tp": float(oa[0]),
         "oa_pred": float(oa[1]),
