@@ -144,6 +144,11 @@ class PrefixOutcome(BaseOutcome):
     """Samples each judge took of this session (first greedy, the rest sampled)."""
     reliability: str = ""
     """The judge-stability protocol of the run: ``repeats`` or ``paper``."""
+    task_data: str = ""
+    """Where the BFCL task came from (``bfcl-eval 2026.3.23 (installed, v4)``)."""
+    instruction_source: str = ""
+    """Where the task's coarse instruction came from: the user model, or the paper's fixed
+    tasks (with the file)."""
 
     def topic(self) -> str:
         return self.task_id

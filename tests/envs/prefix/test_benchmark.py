@@ -179,7 +179,7 @@ async def test_report_tables_show_gains_and_reliability() -> None:
     assert plain.scores["align_recall"] == 0.0 and asked.scores["align_recall"] == 1.0
     tables = bench.report_tables([plain, asked])
     titles = [t.title for t in tables]
-    assert len(titles) == 4 and "reliability" in titles[-1]
+    assert len(titles) == 5 and "reliability" in titles[3]
     stats = [r[0] for r in tables[3].rows]
     assert "alpha across the 7 UX dimensions" in stats
     assert any(str(s).startswith("CV protocol: repeats (1 judge runs") for s in stats)
@@ -188,6 +188,10 @@ async def test_report_tables_show_gains_and_reliability() -> None:
     assert alignment[("align_recall", "p+none")] is None  # no_p recall is 0: gain undefined
     summary = {r[0]: r for r in tables[0].rows}
     assert summary["p+none"][3] == 1.0  # accuracy
+    installed = "bfcl-eval 2026.3.23 (installed, v4)"
+    assert tables[4].rows == [
+        ["tool_initiative_reactive", installed, "coarsened by the user model", 2]
+    ]
 
 
 async def test_a_user_that_keeps_naming_its_preference_ends_the_session_with_an_error() -> None:

@@ -17,7 +17,17 @@ from ._coarsen import Coarsened, coarsen, required_literals
 from ._executor import CallRefused, ExecutionResult, SafeExecutor, parse_call
 from ._failures import FailurePlan, plan_failures
 from ._options import PrefixOptions, combined_users, eligible, ux_dimensions
-from ._tasks import BfclTask, load_tasks, system_tools, task_by_id
+from ._paper_tasks import FixedTask, FixedTasks, PaperTasks, open_paper_tasks
+from ._task_data import (
+    TaskData,
+    TaskDataError,
+    installed_task_data,
+    load_tasks,
+    open_task_data,
+    system_tools,
+    task_by_id,
+)
+from ._tasks import BfclTask
 
 __all__ = [
     "END_TOKEN",
@@ -28,13 +38,18 @@ __all__ = [
     "Coarsened",
     "ExecutionResult",
     "FailurePlan",
+    "FixedTask",
+    "FixedTasks",
     "InteractionTool",
+    "PaperTasks",
     "PreferenceLeak",
     "PrefixBenchmark",
     "PrefixOptions",
     "SafeExecutor",
     "Setting",
     "Step",
+    "TaskData",
+    "TaskDataError",
     "UserSimulator",
     "align",
     "all_settings",
@@ -43,9 +58,12 @@ __all__ = [
     "combined_users",
     "eligible",
     "get_setting",
+    "installed_task_data",
     "interaction_tools",
     "leaked_terms",
     "load_tasks",
+    "open_paper_tasks",
+    "open_task_data",
     "parse_call",
     "plan_failures",
     "replay_reference",

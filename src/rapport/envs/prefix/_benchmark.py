@@ -18,7 +18,7 @@ from rapport.log import (
     Table,
     UserSpec,
 )
-from rapport.prefs.prefix import Setting, get_setting
+from rapport.prefs.prefix import Category, Setting, get_setting
 
 from .._protocol import Benchmark
 from ._failures import FailurePlan, plan_failures
@@ -29,9 +29,11 @@ from ._options import (
     eligible,
     experience_dimensions,
 )
+from ._paper_tasks import FixedTasks, PaperTasks, open_paper_tasks
 from ._report import report_tables
-from ._session import Plan, PrefixEpisode
-from ._tasks import BfclTask, Category, load_tasks, task_by_id
+from ._session import COARSENED_BY_MODEL, Plan, PrefixEpisode
+from ._task_data import check_categories, open_task_data
+from ._tasks import BfclTask
 
 _BACKUPS = 2
 """Stand-in tasks per session for when coarsening drops the chosen one."""
@@ -54,8 +56,34 @@ class PrefixBenchmark(Benchmark):
     )
 
     def __init__(self, options: PrefixOptions, *, seed: int = 0) -> None:
+        """Open and check the task data (and the paper's fixed tasks, if named).
+
+        Raises:
+            TaskDataError: the task data or fixed tasks cannot be read or have the wrong
+                shape, or lack a category the settings need.
+        """
         self.options = options
         self.seed = seed
+        self.task_data = open_task_data(options.task_data)
+        needed = [c for s in options.settings for c in self._categories([get_setting(s)])]
+        check_categories(self.task_data, list(dict.fromkeys(needed)))
+        self.paper: PaperTasks | None = None
+        if options.coarsened is not None:
+            self.paper = open_paper_tasks(options.coarsened, self.task_data)
+
+    def _categories(self, settings: Sequence[Setting]) -> list[Category]:
+        return task_categories(settings, self.options.categories)
+
+    def fixed_tasks(self, settings: Sequence[Setting]) -> FixedTasks | None:
+        """The paper's fixed tasks for a user: those of its first setting that has a file
+        (in the setting's categories); None: coarsen tasks with the run's model."""
+        if self.paper is None:
+            return None
+        for setting in settings:
+            fixed = self.paper.for_setting(setting.id, list(self._categories([setting])))
+            if fixed is not None:
+                return fixed
+        return None
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> PrefixBenchmark:
@@ -82,22 +110,28 @@ class PrefixBenchmark(Benchmark):
         ]
 
     def sessions(self, user: UserSpec, n: int, seed: int) -> list[SessionSpec]:
-        """The user's tasks in order: tasks that give every preference room, by seed."""
+        """The user's tasks in order, by seed: the paper's fixed tasks for its setting where
+        ``--coarsened`` has them (as they are), else tasks that give every preference room."""
         settings = [get_setting(s) for s in user.preferences]
-        pool = [
-            t
-            for c in task_categories(settings, self.options.categories)
-            for t in load_tasks(c)
-            if all(eligible(s, t) for s in settings)
-        ]
+        fixed = self.fixed_tasks(settings)
+        if fixed is not None:
+            pool = [f.task for f in fixed.tasks]
+        else:
+            pool = [
+                t
+                for c in self._categories(settings)
+                for t in self.task_data.tasks(c)
+                if all(eligible(s, t) for s in settings)
+            ]
         rng = random.Random(int(stable_hash(str(seed), user.id)[:12], 16))
         order = rng.sample(pool, k=len(pool))
         k = min(self.options.tasks or n, len(pool))
         chosen, spare = order[:k], order[k:]
         specs = []
         for i, t in enumerate(chosen):
-            # Stand-ins, tried in order when coarsening has to drop the task.
-            backups = [b.id for b in spare[_BACKUPS * i : _BACKUPS * (i + 1)]]
+            # Stand-ins, tried in order when coarsening has to drop the task (a fixed task
+            # is not coarsened: nothing drops it).
+            backups = [b.id for b in spare[_BACKUPS * i : _BACKUPS * (i + 1)] if fixed is None]
             task = PrefixTask(task_id=t.id, backups=backups, seed=seed)
             specs.append(SessionSpec(id=t.id, user_id=user.id, index=i, task=task))
         return specs
@@ -109,17 +143,29 @@ class PrefixBenchmark(Benchmark):
     def episode(
         self, spec: SessionSpec, user: UserSpec, models: ModelRoles, condition: Condition
     ) -> PrefixEpisode:
-        """Coarsen the task (or a stand-in), play it, then judge it."""
+        """Coarsen the task (or a stand-in; a fixed task comes coarse), play it, then judge
+        it."""
         task = spec.task_as(PrefixTask)
+        settings = [get_setting(s) for s in user.preferences]
+        fixed = self.fixed_tasks(settings)
+        if fixed is not None:
+            chosen = fixed.task(task.task_id)
+            candidates, instruction, source = [chosen.task], chosen.instruction, fixed.source
+        else:
+            candidates = [self.task_data.task(t) for t in [task.task_id, *task.backups]]
+            instruction, source = None, COARSENED_BY_MODEL
         plan = Plan(
-            candidates=[task_by_id(t) for t in [task.task_id, *task.backups]],
-            settings=[get_setting(s) for s in user.preferences],
+            candidates=candidates,
+            settings=settings,
             prompting=str(condition.settings.get("prompting", "no_p")),
             max_messages=self.options.max_messages,
             judge_repeats=self.judge_runs(spec, user),
             judge_key=f"{condition.name}:{user.id}:{spec.id}",
             reliability=self.options.reliability,
             result_chars=self.options.result_chars,
+            task_data=self.task_data,
+            instruction=instruction,
+            instruction_source=source,
         )
         return PrefixEpisode(
             plan, spec.index, models, lambda settings, t: _failures(settings, t, task.seed)

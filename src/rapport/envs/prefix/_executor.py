@@ -37,6 +37,9 @@ BACKEND_MODULES = {
     "TradingBeaver": "rapport.envs.prefix._trading_beaver",
     "TravelBeaver": "rapport.envs.prefix._travel_beaver",
 }
+V3_BACKENDS = "rapport.envs.prefix._bfcl_v3"
+"""Classes with BFCL v3's API, for tasks written for v3 (those it defines)."""
+V3_CLASSES = frozenset({"GorillaFileSystem", "TradingBot", "TravelAPI"})
 STATELESS = frozenset({"MathAPI"})
 NAVIGATION = frozenset({"cd"})
 """Calls that change where the user is, not what they own: not counted as writes."""
@@ -234,8 +237,9 @@ class SafeExecutor:
     def _load(self, class_name: str) -> None:
         if class_name not in BACKEND_MODULES:
             raise CallRefused(f"unknown backend class '{class_name}'")
+        v3 = self.task.bfcl_version == "v3" and class_name in V3_CLASSES
         try:
-            module = importlib.import_module(BACKEND_MODULES[class_name])
+            module = importlib.import_module(V3_BACKENDS if v3 else BACKEND_MODULES[class_name])
         except ModuleNotFoundError as exc:
             raise ModuleNotFoundError(INSTALL_HINT) from exc
         instance = getattr(module, class_name)()
@@ -243,8 +247,9 @@ class SafeExecutor:
             config = copy.deepcopy(self.task.initial_config.get(class_name, {}))
             instance._load_scenario(config, long_context=self.task.category == "long_context")
         self.instances[class_name] = instance
+        outside = set(getattr(instance, "_outside_v3_api", ())) | set(self.task.excluded_functions)
         for name, method in inspect.getmembers(instance, predicate=inspect.ismethod):
-            if not name.startswith("_") and name not in self.task.excluded_functions:
+            if not name.startswith("_") and name not in outside:
                 self.methods[name] = method
 
     def run(self, text: str) -> ExecutionResult:

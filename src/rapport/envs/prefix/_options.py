@@ -11,10 +11,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rapport.judges import Dimension
-from rapport.prefs.prefix import Setting, all_settings, extra_settings, get_setting
+from rapport.prefs.prefix import Category, Setting, all_settings, extra_settings, get_setting
 
 from ._executor import SafeExecutor
-from ._tasks import BfclTask, Category, task_by_id
+from ._tasks import BfclTask
 
 
 def _split(value: Any) -> Any:
@@ -60,6 +60,14 @@ class PrefixOptions(BaseModel):
     )
     """BFCL categories the tasks come from (coarsened); information-collection settings
     take ``miss_param`` tasks whatever this says, as in the paper."""
+    task_data: str | None = None
+    """Where the BFCL tasks come from: a folder laid out like bfcl-eval's ``data/`` folder or
+    a bfcl-eval wheel, with BFCL v3 or v4 multi-turn files; None: the installed bfcl-eval's
+    (v4)."""
+    coarsened: str | None = None
+    """A PrefIX checkout (or its ``Processing/`` folder): settings with a fixed-task file
+    there run on the paper's fixed coarsened tasks (needs v3 ``task_data``); the others are
+    coarsened by the run's model."""
 
     _split_lists = field_validator("condition", "settings", "categories", mode="before")(_split)
 
@@ -97,17 +105,17 @@ def combined_users(settings: Sequence[str], combine: int) -> list[list[str]]:
     return groups
 
 
-@functools.cache
-def write_count(task_id: str) -> int:
+def write_count(task: BfclTask) -> int:
     """State-changing calls among the task's reference calls (navigation excluded)."""
-    task = task_by_id(task_id)
-    executor = SafeExecutor(task)
-    return sum(executor.run(call).wrote for call in task.reference_calls)
+    if task.writes is None:
+        executor = SafeExecutor(task)
+        task.writes = sum(executor.run(call).wrote for call in task.reference_calls)
+    return task.writes
 
 
 def eligible(setting: Setting, task: BfclTask) -> bool:
     """Whether the task gives the setting room (enough writes; a call to fail)."""
-    if setting.needs.writes and write_count(task.id) < setting.needs.writes:
+    if setting.needs.writes and write_count(task) < setting.needs.writes:
         return False
     return not (setting.needs.failure and not task.reference_calls)
 

@@ -189,6 +189,26 @@ def reliability_table(records: Sequence[SessionRecord]) -> Table:
     return _table("PrefIx: judge reliability", cols, rows)
 
 
+NOT_RECORDED = "(not recorded)"
+
+
+def task_data_table(records: Sequence[SessionRecord]) -> Table:
+    """Per setting (the settings a user holds), which task data its tasks came from and
+    where their coarse instructions came from, with the sessions of each."""
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for r in records:
+        if isinstance(r.outcome, PrefixOutcome):
+            key = (
+                "+".join(r.outcome.settings),
+                r.outcome.task_data or NOT_RECORDED,
+                r.outcome.instruction_source or NOT_RECORDED,
+            )
+            counts[key] += 1
+    rows: list[Row] = [[*key, n] for key, n in counts.items()]
+    cols = ["setting", "task data", "instructions", "sessions"]
+    return _table("PrefIx: task data and instructions per setting", cols, rows)
+
+
 def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
     """Every PrefIx table for a run's records."""
     scored = _scored(records)
@@ -200,4 +220,5 @@ def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
         dimension_table(scored),
         alignment_table(scored),
         reliability_table(scored),
+        task_data_table(records),
     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rapport.judges import MultiJudge
 from rapport.llm import Message, ModelOutput, ModelRoles, ToolCall, ToolSpec
@@ -35,12 +35,14 @@ from ._executor import SafeExecutor
 from ._failures import FailurePlan
 from ._options import judge_instructions, ux_dimensions
 from ._prompts import agent_instructions
-from ._tasks import BfclTask, system_tools
+from ._task_data import TaskData, installed_task_data
+from ._tasks import BfclTask
 from ._transcript import render_for_judge
 
 AGENT_STEPS = 8
 """Agent replies (tool rounds) per user message before the user is asked to go on."""
 DEFERRED = "not run: a question to the person came first; re-issue it after reading the answer"
+COARSENED_BY_MODEL = "coarsened by the user model"
 
 
 class _Over(Exception):
@@ -63,6 +65,12 @@ class Plan:
     reliability: str = "repeats"
     result_chars: int | None = None
     """Longest system-tool result the agent reads (None: whole, as bfcl-eval)."""
+    task_data: TaskData = field(default_factory=installed_task_data)
+    """Where the tasks come from (their function docs too)."""
+    instruction: str | None = None
+    """The task's coarse instruction when it comes fixed (the paper's); None: coarsen."""
+    instruction_source: str = COARSENED_BY_MODEL
+    """Where the instruction comes from, in words (for the report)."""
 
 
 class PrefixEpisode(Episode):
@@ -123,6 +131,9 @@ class PrefixEpisode(Episode):
             self._stop(log, str(stop))
 
     async def _coarsen(self, log: SessionLog) -> bool:
+        if self.plan.instruction is not None:
+            self.task, self.instruction = self.plan.candidates[0], self.plan.instruction
+            return True
         for task in self.plan.candidates:
             coarse = await coarsen(task, self.models.get("user"))
             if coarse.instruction is not None:
@@ -176,8 +187,14 @@ class PrefixEpisode(Episode):
 
     def outcome(self) -> PrefixOutcome:
         names = [s.id for s in self.plan.settings]
+        sources = {
+            "task_data": self.plan.task_data.label,
+            "instruction_source": self.plan.instruction_source,
+        }
         if self.dropped or self.executor is None:
-            return PrefixOutcome(task_id=self.task.id, settings=names, dropped=self.dropped)
+            return PrefixOutcome(
+                task_id=self.task.id, settings=names, dropped=self.dropped, **sources
+            )
         accuracy = check_accuracy(self.task, self.executor)
         alignment = [
             {"setting": s.id, "dimension": s.dimension, **align(s, self.timeline).model_dump()}
@@ -193,6 +210,7 @@ class PrefixEpisode(Episode):
             calls=[r.model_dump() for r in self.executor.log],
             judge_runs=self.plan.judge_repeats,
             reliability=self.plan.reliability,
+            **sources,
         )
 
     def _stop(self, log: SessionLog, reason: str) -> None:
@@ -228,7 +246,7 @@ class PrefixEpisode(Episode):
         self.turn += 1
         self.executor.turn = self.turn
         interaction = [t.spec() for t in interaction_tools()]
-        self.tools = [*system_tools(self.task, self.turn), *interaction]
+        self.tools = [*self.plan.task_data.tools(self.task, self.turn), *interaction]
 
     def _agent_text(self, log: SessionLog, text: str) -> None:
         self._say(log, "agent", text)

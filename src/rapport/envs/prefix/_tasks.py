@@ -1,20 +1,18 @@
-"""BFCL multi-turn tasks, their ground truth and function docs, read from bfcl-eval's data."""
+"""A BFCL multi-turn task (scripted turns, backend state, per-turn ground truth), our
+toolbox tasks, and tool specs from BFCL function docs."""
 
 from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from rapport.llm import ToolSpec
-from rapport.prefs.prefix import Category
-
-from ._toolboxes import DOC_FILES as TOOLBOX_DOC_FILES
-from ._toolboxes import toolbox_docs
 
 INSTALL_HINT = "PrefIx needs bfcl-eval: pip install --no-deps bfcl-eval==2026.3.23 mpmath"
 
@@ -44,6 +42,10 @@ class BfclTask(BaseModel):
     """Per turn, the reference call strings."""
     missed_functions: dict[int, list[str]] = Field(default_factory=dict)
     """``miss_func``: turn -> functions held back until that turn."""
+    bfcl_version: Literal["v3", "v4"] = "v4"
+    """The BFCL release whose backend API the task's calls are written for."""
+    writes: int | None = Field(default=None, exclude=True)
+    """State-changing reference calls, once counted (`write_count`)."""
 
     def held_back(self, turn: int) -> set[str]:
         """Functions not yet available at a turn."""
@@ -64,42 +66,6 @@ def data_dir() -> Path:
     return Path(str(root)) / "data"
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-@functools.cache
-def load_tasks(category: Category) -> tuple[BfclTask, ...]:
-    """The 200 tasks of one multi-turn category, with their ground truth (``toolbox``: our
-    tasks on PrefIx's two added toolboxes)."""
-    if category == "toolbox":
-        return toolbox_tasks()
-    root = data_dir()
-    questions = _read_jsonl(root / f"BFCL_v4_multi_turn_{category}.json")
-    answers = {
-        row["id"]: row["ground_truth"]
-        for row in _read_jsonl(root / "possible_answer" / f"BFCL_v4_multi_turn_{category}.json")
-    }
-    return tuple(_task(row, answers[row["id"]], category) for row in questions)
-
-
-def _task(row: dict[str, Any], truth: list[list[str]], category: str) -> BfclTask:
-    turns = [
-        " ".join(m["content"] for m in turn if m.get("role") == "user") for turn in row["question"]
-    ]
-    return BfclTask(
-        id=row["id"],
-        category=category,
-        turns=turns,
-        initial_config=row.get("initial_config", {}),
-        involved_classes=list(row["involved_classes"]),
-        excluded_functions=list(row.get("excluded_function", [])),
-        ground_truth=truth,
-        missed_functions={int(t): list(f) for t, f in row.get("missed_function", {}).items()},
-    )
-
-
 @functools.cache
 def toolbox_tasks() -> tuple[BfclTask, ...]:
     """Our multi-turn tasks on ``TradingBeaver`` and ``TravelBeaver``, with ground truth."""
@@ -107,29 +73,16 @@ def toolbox_tasks() -> tuple[BfclTask, ...]:
     return tuple(BfclTask(category="toolbox", **row) for row in json.loads(text))
 
 
-def task_by_id(task_id: str) -> BfclTask:
-    """Look a task up by its BFCL id (``multi_turn_base_7``)."""
-    category = task_id.removeprefix("multi_turn_").rsplit("_", 1)[0]
-    for task in load_tasks(category):  # type: ignore[arg-type]
-        if task.id == task_id:
-            return task
-    raise KeyError(f"no BFCL task '{task_id}'")
-
-
-@functools.cache
-def _docs(class_name: str) -> tuple[dict[str, Any], ...]:
-    if class_name in TOOLBOX_DOC_FILES:
-        return toolbox_docs(class_name)
-    return tuple(_read_jsonl(data_dir() / "multi_turn_func_doc" / DOC_FILES[class_name]))
-
-
-def system_tools(task: BfclTask, turn: int = 0) -> list[ToolSpec]:
-    """The task's callable backend functions at a turn as tool specs (excluded functions
-    and functions held back until a later turn left out)."""
+def tool_specs(
+    task: BfclTask, turn: int, docs: Callable[[str], Sequence[dict[str, Any]]]
+) -> list[ToolSpec]:
+    """The task's callable backend functions at a turn as tool specs, from the function
+    docs of each involved class (excluded functions and functions held back until a later
+    turn left out)."""
     tools: list[ToolSpec] = []
     hidden = set(task.excluded_functions) | task.held_back(turn)
     for class_name in task.involved_classes:
-        for doc in _docs(class_name):
+        for doc in docs(class_name):
             if doc["name"] in hidden:
                 continue
             params = _json_schema(doc.get("parameters", {}))
