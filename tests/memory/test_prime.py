@@ -185,7 +185,7 @@ async def test_the_evolution_rng_derives_from_the_run_seed() -> None:
                     situation="s",
                     action="a",
                     outcome="o",
-                    lesson="Query one input at a time.",
+                    lesson="Try the inputs in order, from the smallest.",
                     stage="exploration",
                     zone="warning",
                     uses=1,

@@ -179,6 +179,17 @@ async def test_a_rewrite_whose_lesson_fails_a_check_is_not_applied() -> None:
     assert len(lib.active()) == 40 and not lib.history, "the caller commits the update"
 
 
+async def test_a_rewrite_that_says_what_its_parent_says_is_not_applied() -> None:
+    lesson = "Ask whether it is an object or a place before guessing."
+    lib = library([exp(i, uses=1, poor_uses=1, lesson=lesson) for i in range(40)])
+    same = json.dumps({"situation": "s", "action": "a", "outcome": "o", "lesson": lesson})
+    model = ModelRoles({"all": ScriptedAPI(responder=lambda r: same)}).get("memory")
+    result = await evolve_once(lib, model, random.Random(1), EvolutionSettings())
+    assert not result.added and result.dropped
+    assert "says what exp-" in result.dropped[0] and "mutation of exp-" in result.dropped[0]
+    assert len(lib.active()) == 40 and all(not e.events for e in lib.active())
+
+
 async def test_evolve_once_replaces_a_mutated_experience_and_records_both_sides() -> None:
     lib = library([exp(i, uses=1, poor_uses=1, offers=5) for i in range(40)])
     model = ModelRoles({"all": ScriptedAPI(responder=_rewriter)}).get("memory")

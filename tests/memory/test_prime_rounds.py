@@ -24,12 +24,24 @@ from rapport.memory.prime import (
 )
 from rapport.store import RunStore
 
-REWRITE = "Ask one question that splits the listed names, then guess."
+REWRITES = (
+    "Ask one question that splits the listed names, then guess.",
+    "Halve the remaining names with each question before any guess.",
+    "Rule out a whole group of names with one question, then guess among the rest.",
+    "Ask about a feature most of the listed names share before guessing.",
+    "Guess only once your questions have left a single name standing.",
+    "Start from the name the first answer points to, and confirm it with a question.",
+    "Name the likeliest candidate only after two questions have narrowed the list.",
+    "Keep a tally of which names each answer rules out, and guess the survivor.",
+)
+"""The rewrites' lessons, in the order their prompts first come (so that a rewrite never
+says what its parent says: such a rewrite is not applied)."""
+_rewrite_order: dict[str, int] = {}
 
 
 def responder(request: Request) -> str | ToolCall:
     """The agent guesses the listed names in order; the distiller writes a lesson per
-    episode; every rewrite says the same."""
+    episode; each new rewrite prompt gets the next of `REWRITES`."""
     title = (request.json_schema or {}).get("title")
     if title == "Lesson":
         episode = request.messages[0].content.split("The task began with: ")[1].split("\n")[0]
@@ -38,7 +50,9 @@ def responder(request: Request) -> str | ToolCall:
             {"lesson": f"Guess the listed names one by one from the first (case {case})."}
         )
     if title == "Rewrite":
-        return json.dumps({"situation": "s", "action": "a", "outcome": "o", "lesson": REWRITE})
+        prompt = request.messages[0].content
+        lesson = REWRITES[_rewrite_order.setdefault(prompt, len(_rewrite_order)) % len(REWRITES)]
+        return json.dumps({"situation": "s", "action": "a", "outcome": "o", "lesson": lesson})
     opening = request.messages[0].content if request.messages[0].role == "user" else ""
     for m in request.messages:
         if m.role == "user" and "one of these:" in m.content:
@@ -184,7 +198,8 @@ def test_library_show_prints_each_survivors_history_and_the_pruned(
     assert main(["library", "show", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
     lineage = out[out.index("## Lineage") : out.index("## Pruned")]
-    assert "- **exp-25** (golden, verification; telepathy): " + REWRITE in lineage
+    head = "- **exp-25** (golden, verification; telepathy): "
+    assert any(head + lesson in lineage for lesson in REWRITES)
     assert "  - iteration 5: created (crossover of exp-20, exp-23)" in lineage
     assert "    - iteration 4: created (crossover of exp-13, exp-17)" in lineage
     assert "      - iteration 4: crossed -> exp-20 (with exp-17)" in lineage

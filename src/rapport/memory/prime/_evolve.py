@@ -13,7 +13,7 @@ from rapport.llm import GenerateConfig, Message, Model, ModelError, derive_seed
 from ._experience import ANY_ENV, EventKind, Experience
 from ._library import ExperienceLibrary
 from ._prompts import render
-from ._verify import TurnFacts, lesson_problems
+from ._verify import TurnFacts, lesson_problems, same_lesson
 
 _ANY_TURN = TurnFacts(turn=0, repeated=True)
 """What a rewrite's lesson is checked against: no one key turn (so no "again" or "ask"
@@ -277,8 +277,10 @@ async def evolve_once(
     prune on schedule (every ``prune_every`` iterations). Advances ``library.iteration``;
     the caller commits the change as a version.
 
-    A rewrite whose lesson fails a check (`lesson_problems`) is not applied; it is listed
-    in ``dropped``. Every change is an event on the experiences it touched.
+    A rewrite whose lesson fails a check (`lesson_problems`) or says what one of its parents
+    says (`same_lesson`: a mutation that changed nothing, a crossover that copied one side) is
+    not applied; it is listed in ``dropped``. Every change is an event on the experiences it
+    touched.
     """
     temperature = meta_temperature(library.iteration, s)
     result = IterationResult(temperature=temperature)
@@ -298,6 +300,11 @@ async def evolve_once(
             result.failed.append(f"{op.operator} {op.targets}: {exc}")
             continue
         problems = lesson_problems(out.parsed.lesson, _ANY_TURN)
+        problems += [
+            f"says what {t} says"
+            for t in op.targets
+            if same_lesson(out.parsed.lesson, library.experiences[t].lesson)
+        ]
         if problems:
             result.dropped.append(
                 f'"{out.parsed.lesson[:120]}" ({op.operator} of {", ".join(op.targets)}: '
