@@ -1,4 +1,5 @@
-"""Report tables of MPT runs: challenge x query type x method, and a per-method summary."""
+"""Report tables of MPT runs: challenge x query type x method, difficulty x method, and a
+per-method summary."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def _eval_rows(records: Sequence[SessionRecord]) -> list[tuple[SessionRecord, MP
 
 
 def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
-    """The challenge x query type x method table, a per-method summary and the cost tables."""
+    """The challenge x query type x method table, the difficulty x method table (query types
+    pooled), a per-method summary and the cost tables."""
     evals = _eval_rows(records)
     cells: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)
     levels: dict[str, str] = {}
@@ -64,7 +66,38 @@ def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
         rows,
     )
     extra = [_make_table(title, columns, rows) for title, columns, rows in cost_tables(records)]
-    return [main, _summary(records, [r for r, _ in evals]), *extra]
+    return [main, _by_difficulty(evals), _summary(records, [r for r, _ in evals]), *extra]
+
+
+def _by_difficulty(evals: Sequence[tuple[SessionRecord, MPTEvalOutcome]]) -> Table:
+    """P-EM and OA-F1 per challenge (difficulty) and method, over all query types."""
+    cells: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
+    levels: dict[str, str] = {}
+    for r, o in evals:
+        cells[(o.challenge, r.condition)].append(r.scores)
+        if o.difficulty:
+            levels[o.challenge] = o.difficulty
+    order = {c: i for i, c in enumerate(CHALLENGES)}
+    rows: list[list[Cell]] = []
+    for (challenge, method), scores in sorted(
+        cells.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][0], kv[0][1])
+    ):
+        s = summarize(scores)
+        rows.append(
+            [
+                f"{challenge} ({levels[challenge]})" if challenge in levels else challenge,
+                method,
+                s["n"],
+                _fmt(s["p_em"], s["p_em_ci"]),
+                _fmt(s["oa_f1"], s["oa_f1_ci"]),
+                _fmt(s["token_ratio"]),
+            ]
+        )
+    return _make_table(
+        "MPT: difficulty x method, query types pooled (95% bootstrap CI)",
+        ["challenge", "method", "n", "P-EM", "OA-F1", "tokens / full history"],
+        rows,
+    )
 
 
 def _date_rule(evals: Sequence[tuple[SessionRecord, MPTEvalOutcome]]) -> str:
