@@ -186,6 +186,10 @@ def test_demo_is_collab_none_reflection_oracle_with_the_rule_user() -> None:
         (["--concurrency", "0"], "concurrency"),
         (["--concurrency", "\uff14"], "--concurrency needs a whole number"),
         (["--run-dir", ""], "run_dir"),
+        (["--users", "0"], "users"),
+        (["--users", "-2"], "users"),
+        (["--sessions", "0"], "sessions"),
+        (["--sessions", "2.5"], "--sessions needs a whole number, got '2.5'"),
     ],
 )
 def test_bad_demo_settings_get_one_line_and_exit_2(
@@ -230,3 +234,22 @@ def test_demo_runs_end_to_end_and_writes_its_report(
     assert "none" in out and "reflection" in out and "oracle" in out and "report: " in out
     assert len(RunStore(run_dir, create=False).sessions()) == 3 * 4 * 5
     assert (run_dir / "report.html").is_file()
+
+
+def test_demo_size_is_set_by_users_and_sessions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "demo"
+    argv = ["demo", "--model", "scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
+    assert main([*argv, "--users", "2", "--sessions", "3"]) == 0
+    out = capsys.readouterr().out
+    sessions = RunStore(run_dir, create=False).sessions()
+    assert len(sessions) == 3 * 2 * 3
+    assert {(r.user_id, r.index) for r in sessions} == {
+        (u, i) for u in ("user-000", "user-001") for i in range(3)
+    }
+    lines = out.splitlines()
+    start = lines.index("UE by session (mean over users):")
+    curves = {row.split()[0]: row.split()[1:] for row in lines[start + 1 : start + 4]}
+    assert set(curves) == {"none", "reflection", "oracle"}
+    assert all(len(values) == 3 for values in curves.values())

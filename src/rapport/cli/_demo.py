@@ -28,6 +28,10 @@ DEMO_MODEL = "llamacpp/qwen2.5-coder-0.5b"
 another."""
 
 
+DEMO_USERS = 4
+DEMO_SESSIONS = 5
+"""Enough sessions per user that UE per session can be read as a curve."""
+
 DEMO_CONCURRENCY = 1
 """Users run one at a time unless ``--concurrency`` says otherwise, as in ``rapport run``."""
 
@@ -35,6 +39,8 @@ DEMO_CONCURRENCY = 1
 def demo_config(
     *,
     run_dir: Path | str = DEMO_RUN_DIR,
+    users: int = DEMO_USERS,
+    sessions: int = DEMO_SESSIONS,
     max_turns: int = 3,
     concurrency: int = DEMO_CONCURRENCY,
     models: dict[str, str] | None = None,
@@ -45,19 +51,24 @@ def demo_config(
         UsageError: a count out of range or an empty run dir (one line).
     """
     try:
-        return _config(run_dir, max_turns, concurrency, models)
+        return _config(run_dir, users, sessions, max_turns, concurrency, models)
     except ValidationError as exc:
         raise UsageError(f"bad demo settings: {one_line(exc)}") from exc
 
 
 def _config(
-    run_dir: Path | str, max_turns: int, concurrency: int, models: dict[str, str] | None
+    run_dir: Path | str,
+    users: int,
+    sessions: int,
+    max_turns: int,
+    concurrency: int,
+    models: dict[str, str] | None,
 ) -> ExperimentConfig:
     return ExperimentConfig(
         benchmark="collab",
         memory=["none", "reflection", "oracle"],
-        users=4,
-        sessions=5,
+        users=users,
+        sessions=sessions,
         max_turns=max_turns,
         concurrency=concurrency,
         seed=0,
@@ -75,11 +86,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "demo",
         help="a small collab run (none, reflection, oracle) on the embedded model",
-        description="Run 4 users x 5 sessions of collab with the rule user under no memory, "
-        "reflection and the oracle, then print the table and write the HTML report. "
-        "Running it again resumes.",
+        description=f"Run {DEMO_USERS} users x {DEMO_SESSIONS} sessions of collab with the rule "
+        "user under no memory, reflection and the oracle, then print the table and write the "
+        "HTML report. Running it again resumes.",
     )
     parser.add_argument("--run-dir", metavar="DIR", default=str(DEMO_RUN_DIR))
+    parser.add_argument(
+        "--users", metavar="N", default=str(DEMO_USERS), help=f"default {DEMO_USERS}"
+    )
+    parser.add_argument(
+        "--sessions",
+        metavar="N",
+        default=str(DEMO_SESSIONS),
+        help=f"sessions per user (default {DEMO_SESSIONS})",
+    )
     parser.add_argument("--max-turns", metavar="N", default="3")
     parser.add_argument(
         "--concurrency",
@@ -100,6 +120,8 @@ def handle(args: argparse.Namespace) -> int:
     """Run the command."""
     config = demo_config(
         run_dir=args.run_dir,
+        users=_integer("users", args.users),
+        sessions=_integer("sessions", args.sessions),
         max_turns=_integer("max_turns", args.max_turns),
         concurrency=_integer("concurrency", args.concurrency),
         models={"all": args.model} if args.model else None,
