@@ -45,7 +45,8 @@ def demo_config(
     concurrency: int = DEMO_CONCURRENCY,
     models: dict[str, str] | None = None,
 ) -> ExperimentConfig:
-    """The demo's experiment: sized to finish in minutes on two CPU cores.
+    """The demo's experiment: sized so that UE per session reads as a curve
+    (`users` x `sessions` per condition).
 
     Raises:
         UsageError: a count out of range or an empty run dir (one line).
