@@ -78,15 +78,97 @@ async def test_the_loop_stops_after_three_rounds_and_keeps_the_prior_memory() ->
     assert "keeps costs low" in reject.generator_prompts[0]  # the prior memory is shown
 
 
-async def test_a_missing_verdict_counts_as_a_rejection() -> None:
+async def test_the_verifier_must_give_one_verdict_per_candidate() -> None:
+    schemas: list[dict] = []
     script = Script(generations=[["keeps costs low", "travels alone"]], verdicts=[[OK], []])
-    memory = create_memory(
-        "prefine", ModelRoles({"all": ScriptedAPI(responder=script)}), max_rounds=2
-    )
+
+    def responder(request: Request) -> str:
+        if request.json_schema and request.json_schema["title"] == "VerdictSet":
+            schemas.append(request.json_schema)
+        return script(request)
+
+    memory = PRefineMemory(ModelRoles({"all": ScriptedAPI(responder=responder)}), max_rounds=1)
     user = UserRef(id="u")
     await memory.learn(user, _record())
-    assert "no verdict" in script.generator_prompts[1]
-    assert [i.text for i in memory.snapshot(user).items] == ["keeps costs low"]
+    items = schemas[0]["properties"]["verdicts"]
+    assert (items["minItems"], items["maxItems"]) == (2, 2)
+    # One verdict for two candidates is not a valid reply: retried, then a failed update.
+    assert memory.snapshot(user).items == []
+    assert memory.health(user).failures == 1
+
+
+async def test_verdicts_match_by_index_or_else_by_order() -> None:
+    def verdicts(indices: list[int], passes: list[bool]) -> str:
+        return json.dumps(
+            {
+                "verdicts": [
+                    {**OK, "index": i, "support": p} for i, p in zip(indices, passes, strict=True)
+                ]
+            }
+        )
+
+    for indices, stored in (([1, 0], ["travels alone"]), ([0, 0], ["keeps costs low"])):
+        # The verdict with index 1 passes; the one with index 0 fails support.
+        reply = verdicts(indices, [True, False])
+
+        def responder(request: Request, reply: str = reply) -> str:
+            if request.json_schema and request.json_schema["title"] == "HypothesisSet":
+                return json.dumps(
+                    {"hypotheses": [{"text": "keeps costs low"}, {"text": "travels alone"}]}
+                )
+            return reply
+
+        memory = PRefineMemory(ModelRoles({"all": ScriptedAPI(responder=responder)}), max_rounds=1)
+        user = UserRef(id="u")
+        await memory.learn(user, _record())
+        assert [i.text for i in memory.snapshot(user).items] == stored
+
+
+async def test_a_candidate_copying_the_instructions_never_reaches_the_verifier() -> None:
+    echoes = [
+        "The user reuses the same value for the same kind of option (one service)",
+        "The session that just ended, with the calls that were executed: GetHeating",
+        "Keep each under 8 words.",
+    ]
+    script = Script(
+        generations=[[*echoes, "keeps costs low"], ["travels alone"]], verdicts=[[OK], [OK]]
+    )
+    verifier_prompts: list[str] = []
+
+    def responder(request: Request) -> str:
+        if request.json_schema and request.json_schema["title"] == "VerdictSet":
+            verifier_prompts.append(request.messages[-1].content)
+        return script(request)
+
+    memory = PRefineMemory(ModelRoles({"all": ScriptedAPI(responder=responder)}))
+    user = UserRef(id="u")
+    await memory.learn(user, _record())
+    assert all(e not in verifier_prompts[0] for e in echoes)
+    assert "0. keeps costs low" in verifier_prompts[0]
+    assert all(e in script.generator_prompts[1] for e in echoes)
+    assert "instructions' wording" in script.generator_prompts[1]
+    assert [i.text for i in memory.snapshot(user).items] == ["keeps costs low", "travels alone"]
+    rounds = memory.snapshot(user).data["last_rounds"]
+    assert set(rounds[0]["rejected"]) == {0, 1, 2} and rounds[0]["accepted"] == [3]
+
+
+def test_what_counts_as_copying_the_instructions() -> None:
+    from rapport.memory.prefine._loop import Hypothesis, echoes_prompt
+
+    copies = [
+        "the user reuses the same value for the same kind of option",
+        "Current hypotheses (with how many sessions support each)",
+        "Return the complete updated list",
+        "...",
+    ]
+    own = [
+        "keeps costs low across services",  # the prompt's quoted example is not an instruction
+        "usually travels with a family of four",
+        "prefers economy seats on every flight",
+        "books a table for two",
+    ]
+    assert [echoes_prompt(Hypothesis(text=t)) for t in copies] == [True] * len(copies)
+    assert [echoes_prompt(Hypothesis(text=t)) for t in own] == [False] * len(own)
 
 
 async def test_context_is_one_compact_line_within_budget() -> None:

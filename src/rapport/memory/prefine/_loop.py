@@ -1,18 +1,21 @@
 """The generate -> verify -> refine loop of PRefine.
 
 The generator proposes the full hypothesis set from the finished session, the prior memory
-and (after the first round) the verifier's feedback on rejected candidates. The verifier
-judges each candidate on four criteria; code accepts a candidate only when all four pass.
-Rejected candidates go back to the generator with the feedback, for at most ``max_rounds``.
+and (after the first round) the verifier's feedback on rejected candidates. A candidate that
+copies the generator prompt's own wording is rejected by code before the verifier sees it.
+The verifier judges every other candidate on four criteria (its reply must hold one verdict
+per candidate); code accepts a candidate only when all four pass. Rejected candidates go back
+to the generator with the reason, for at most ``max_rounds``.
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from rapport.llm import GenerateConfig, Message, Model
 
@@ -71,6 +74,36 @@ def _prompt(name: str) -> str:
     return (resources.files("rapport.memory.prefine") / "prompts" / f"{name}.md").read_text("utf-8")
 
 
+ECHO = "copies the instructions' wording instead of describing this user"
+
+_QUOTED = re.compile(r'"[^"]*"')
+_PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+@lru_cache(maxsize=1)
+def _instruction_lines() -> tuple[str, ...]:
+    """The generator prompt's fixed lines as words: no placeholders, no quoted examples."""
+    text = _QUOTED.sub(" ", _PLACEHOLDER.sub(" ", _prompt("generate")))
+    lines = (_words(line) for line in re.split(r"[\n:;]", text))
+    return tuple(line for line in lines if len(line.split()) >= 4)
+
+
+def echoes_prompt(hypothesis: Hypothesis) -> bool:
+    """The text repeats an instruction of the generator prompt (four words or more), or an
+    instruction line appears inside it: a small model's echo, not a hypothesis."""
+    words = _words(hypothesis.text)
+    if not words:
+        return True
+    lines = _instruction_lines()
+    if len(words.split()) >= 4 and any(words in line for line in lines):
+        return True
+    return any(line in words for line in lines)
+
+
 def render_memory(hypotheses: list[Hypothesis]) -> str:
     """Hypotheses as prompt lines (``(none yet)`` when empty)."""
     if not hypotheses:
@@ -115,7 +148,10 @@ async def generate(
 async def verify(
     model: Model, memory: list[Hypothesis], transcript: str, candidates: list[Hypothesis]
 ) -> dict[int, Verdict]:
-    """One verifier call: index -> verdict (candidates without a verdict are absent)."""
+    """One verifier call: candidate position -> verdict.
+
+    The schema asks for exactly one verdict per candidate. Verdicts are matched by their
+    ``index`` when those are the candidates' positions, each once; otherwise by order."""
     listing = "\n".join(
         f"{i}. {h.text} [{h.level}; support {h.support}]" for i, h in enumerate(candidates)
     )
@@ -124,10 +160,23 @@ async def verify(
     )
     out = await model.generate(
         [Message(role="user", content=prompt)],
-        schema=VerdictSet,
-        config=GenerateConfig(max_tokens=500),
+        schema=_verdicts_for(len(candidates)),
+        config=GenerateConfig(max_tokens=120 * len(candidates) + 40),
     )
-    return {v.index: v for v in out.parsed.verdicts if v.index < len(candidates)}
+    verdicts: list[Verdict] = out.parsed.verdicts
+    if sorted(v.index for v in verdicts) == list(range(len(candidates))):
+        return {v.index: v for v in verdicts}
+    return dict(enumerate(verdicts))
+
+
+@lru_cache(maxsize=16)
+def _verdicts_for(n: int) -> type[VerdictSet]:
+    """`VerdictSet` holding exactly `n` verdicts."""
+    return create_model(
+        "VerdictSet",
+        __base__=VerdictSet,
+        verdicts=(list[Verdict], Field(min_length=n, max_length=n)),
+    )
 
 
 def _reason(verdict: Verdict | None) -> str:
@@ -156,12 +205,19 @@ async def refine(
     for number in range(1, max_rounds + 1):
         candidates = await generate(model, memory, transcript, rejected, limit)
         candidates = [c for c in candidates if _key(c) not in accepted]
-        verdicts = await verify(model, memory, transcript, candidates) if candidates else {}
         step = RefineRound(round=number, candidates=candidates)
+        echoes = {i for i, c in enumerate(candidates) if echoes_prompt(c)}
+        judged = [c for i, c in enumerate(candidates) if i not in echoes]
+        found = await verify(model, memory, transcript, judged) if judged else {}
+        positions = [i for i in range(len(candidates)) if i not in echoes]
+        verdicts = {positions[k]: v for k, v in found.items()}
         rejected = []
         for i, candidate in enumerate(candidates):
             verdict = verdicts.get(i)
-            if verdict is not None and verdict.passed():
+            if i in echoes:
+                step.rejected[i] = ECHO
+                rejected.append((candidate, ECHO))
+            elif verdict is not None and verdict.passed():
                 accepted[_key(candidate)] = candidate
                 step.accepted.append(i)
             else:
