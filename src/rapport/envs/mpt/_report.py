@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rapport.log import Cell, MPTEvalOutcome, SessionRecord, Table
 
@@ -36,11 +36,9 @@ def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
     pooled), a per-method summary and the cost tables."""
     evals = _eval_rows(records)
     cells: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)
-    levels: dict[str, str] = {}
     for r, o in evals:
         cells[(r.condition, o.challenge, o.query_type)].append(r.scores)
-        if o.difficulty:
-            levels[o.challenge] = o.difficulty
+    label = _challenge_labels(evals)
     order = {c: i for i, c in enumerate((*CHALLENGES, *QUERY_TYPES))}
     rows: list[list[Cell]] = []
     for (method, challenge, qtype), scores in sorted(
@@ -51,7 +49,7 @@ def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
         rows.append(
             [
                 method,
-                f"{challenge} ({levels[challenge]})" if challenge in levels else challenge,
+                label(challenge),
                 qtype,
                 s["n"],
                 _fmt(s["p_em"], s["p_em_ci"]),
@@ -72,11 +70,9 @@ def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
 def _by_difficulty(evals: Sequence[tuple[SessionRecord, MPTEvalOutcome]]) -> Table:
     """P-EM and OA-F1 per challenge (difficulty) and method, over all query types."""
     cells: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
-    levels: dict[str, str] = {}
     for r, o in evals:
         cells[(o.challenge, r.condition)].append(r.scores)
-        if o.difficulty:
-            levels[o.challenge] = o.difficulty
+    label = _challenge_labels(evals)
     order = {c: i for i, c in enumerate(CHALLENGES)}
     rows: list[list[Cell]] = []
     for (challenge, method), scores in sorted(
@@ -85,7 +81,7 @@ def _by_difficulty(evals: Sequence[tuple[SessionRecord, MPTEvalOutcome]]) -> Tab
         s = summarize(scores)
         rows.append(
             [
-                f"{challenge} ({levels[challenge]})" if challenge in levels else challenge,
+                label(challenge),
                 method,
                 s["n"],
                 _fmt(s["p_em"], s["p_em_ci"]),
@@ -98,6 +94,14 @@ def _by_difficulty(evals: Sequence[tuple[SessionRecord, MPTEvalOutcome]]) -> Tab
         ["challenge", "method", "n", "P-EM", "OA-F1", "tokens / full history"],
         rows,
     )
+
+
+def _challenge_labels(
+    evals: Sequence[tuple[SessionRecord, MPTEvalOutcome]],
+) -> Callable[[str], str]:
+    """Challenge -> ``"recall (easy)"``: the challenge with its difficulty when one is known."""
+    levels = {o.challenge: o.difficulty for _, o in evals if o.difficulty}
+    return lambda c: f"{c} ({levels[c]})" if c in levels else c
 
 
 def _date_rule(evals: Sequence[tuple[SessionRecord, MPTEvalOutcome]]) -> str:
