@@ -166,6 +166,11 @@ class Benchmark(ABC):
         """The user's true preferences in words under a condition (the oracle's only input)."""
         return ""
 
+    def default_users(self) -> int | None:
+        """How many users a run takes when its config does not say: all of a fixed set's,
+        say (None: the config's default)."""
+        return None
+
     @abstractmethod
     def users(self, n: int, seed: int) -> list[UserSpec]:
         """The run's users."""

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from rapport.envs import Benchmark, conditions_for, create_benchmark
 from rapport.llm import ModelError, ModelRoles
-from rapport.log import Condition, ExperimentConfig
+from rapport.log import MAX_USERS, Condition, ExperimentConfig
 from rapport.memory import MEMORIES, Memory, create_memory, is_memory
 from rapport.store import RUN_FILE, SqliteCache, StoreError, check_database
 
@@ -64,6 +64,7 @@ def _prepare(
 ) -> Experiment:
     check_run_dir(config.run_dir)
     benchmark = create_benchmark(config)
+    config = _with_default_users(config, benchmark)
     conditions = conditions_for(benchmark, config)
     names = [c.name for c in conditions]
     if len(set(names)) != len(names):
@@ -100,6 +101,20 @@ def _prepare(
     users = benchmark.users(config.users, config.seed)
     sessions = {u.id: benchmark.sessions(u, config.sessions, config.seed) for u in users}
     return Experiment(config, benchmark, conditions, models, memories, users, sessions)
+
+
+def _with_default_users(config: ExperimentConfig, benchmark: Benchmark) -> ExperimentConfig:
+    """The config with the benchmark's user count where the config does not give one."""
+    if "users" in config.model_fields_set:
+        return config
+    n = benchmark.default_users()
+    if n is None:
+        return config
+    if not 1 <= n <= MAX_USERS:
+        raise ExperimentError(
+            f"{config.benchmark}: its data holds {n} users; give --users N (1 to {MAX_USERS})"
+        )
+    return config.model_copy(update={"users": n})
 
 
 def check_run_dir(run_dir: Path) -> None:

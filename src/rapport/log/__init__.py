@@ -32,6 +32,7 @@ from ._outcomes import (
 )
 from ._records import (
     MAX_SESSIONS,
+    MAX_USERS,
     ExperimentConfig,
     MemoryHealth,
     MemoryItem,
@@ -66,6 +67,7 @@ __all__ = [
     "KNOWN_OUTCOMES",
     "KNOWN_TASKS",
     "MAX_SESSIONS",
+    "MAX_USERS",
     "SINGLE_LINE",
     "Action",
     "ActionKind",

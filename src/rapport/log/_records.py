@@ -189,6 +189,8 @@ class ExperimentConfig(BaseModel):
     memory: list[str] = Field(default_factory=lambda: ["none"], min_length=1, max_length=100)
     """Memory methods, one condition each (all on the same users, problems and seeds)."""
     users: int = Field(default=3, ge=1, le=MAX_USERS)
+    """Simulated users; unset, a benchmark with a fixed set of users (an MPT release) takes
+    all of them."""
     sessions: int = Field(default=3, ge=1, le=MAX_SESSIONS)
     """Sessions per user."""
     max_turns: int = Field(default=10, ge=1, le=MAX_TURNS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -115,3 +116,26 @@ def test_the_truth_hook_describes_current_preferences() -> None:
     user = bench.users(1, 2)[0]
     truth = bench.truth(user, Condition(name="oracle", memory="oracle"))
     assert truth and truth == user.attributes["truth"]
+
+
+@pytest.mark.parametrize(("flags", "users"), [([], 4), (["--users", "2"], 2)])
+def test_a_release_run_takes_every_example_unless_told(
+    tmp_path: Path, flags: list[str], users: int
+) -> None:
+    from rapport.cli import main
+    from rapport.store import RunStore
+
+    from .release_fixture import EXAMPLES, write_release
+
+    root = write_release(tmp_path / "release")
+    data = tmp_path / "four.json"
+    examples = [dict(EXAMPLES[i % len(EXAMPLES)], example_id=f"ex-{i}") for i in range(4)]
+    data.write_text(json.dumps(examples))
+    argv = ["run", "mpt", "--release", str(root), "--dataset", "tiny-v1", "--data", str(data)]
+    argv += flags
+    argv += ["--model", "all=scripted/echo", "--run-dir", str(tmp_path / "r"), "--no-progress"]
+    assert main(argv) == 0
+    assert main(argv) == 0  # the same command resumes the same run
+    with RunStore(tmp_path / "r", create=False) as store:
+        assert store.run().config.users == users
+        assert [u.user_id for u in store.users()] == [f"mpt-ex-{i}" for i in range(users)]

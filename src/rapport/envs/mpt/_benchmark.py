@@ -95,17 +95,29 @@ class MPTBenchmark(Benchmark):
 
     def __init__(self, options: MPTOptions | None = None) -> None:
         self.options = options or MPTOptions()
+        self._plans: list[dict[str, Any]] | None = None
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> MPTBenchmark:
         """Build from a config; ``config.options`` is validated into `MPTOptions`."""
         return cls(MPTOptions.model_validate(config.options))
 
+    def _release_plans(self) -> list[dict[str, Any]]:
+        if self._plans is None:
+            o = self.options
+            assert o.release is not None
+            self._plans = load_release(o.release, o.dataset, o.data)
+        return self._plans
+
+    def default_users(self) -> int | None:
+        """With a release, all of its examples; else the config's default."""
+        return len(self._release_plans()) if self.options.release else None
+
     def users(self, n: int, seed: int) -> list[UserSpec]:
         """``n`` users: generated from ``seed``, or the release's first ``n`` examples."""
         o = self.options
         if o.release:
-            plans = load_release(o.release, o.dataset, o.data)[:n]
+            plans = self._release_plans()[:n]
         else:
             settings = GenerationSettings(
                 sessions_min=o.sessions_min,
