@@ -93,7 +93,9 @@ def _mask_dots(unit: str) -> str:
     unit = re.sub(r"(?<=\d)\.(?=\d)", "_", unit)  # decimals: 3.14
     unit = _ABBREV_RE.sub(lambda m: m.group(0).replace(".", "_"), unit)
     unit = _NUMBERED_ABBREV.sub(lambda m: m.group(0).replace(".", "_"), unit)  # No. 5, p. 12
-    return re.sub(r"\w+\.\w+(?:\.\w+)*", lambda m: m.group(0).replace(".", "_"), unit)  # a.b
+    # a.b; matches start at a word's start only, else a long word without a dot costs
+    # quadratic time (every start position rescans the rest of the word)
+    return re.sub(r"(?<!\w)\w+\.\w+(?:\.\w+)*", lambda m: m.group(0).replace(".", "_"), unit)
 
 
 def split_sentences(text: str) -> list[str]:
