@@ -118,7 +118,9 @@ def test_the_truth_hook_describes_current_preferences() -> None:
     assert truth and truth == user.attributes["truth"]
 
 
-@pytest.mark.parametrize(("flags", "users"), [([], 4), (["--users", "2"], 2)])
+@pytest.mark.parametrize(
+    ("flags", "users"), [([], 4), (["--users", "2"], 2), (["--users", "5"], 0)]
+)
 def test_a_release_run_takes_every_example_unless_told(
     tmp_path: Path, flags: list[str], users: int
 ) -> None:
@@ -134,6 +136,10 @@ def test_a_release_run_takes_every_example_unless_told(
     argv = ["run", "mpt", "--release", str(root), "--dataset", "tiny-v1", "--data", str(data)]
     argv += flags
     argv += ["--model", "all=scripted/echo", "--run-dir", str(tmp_path / "r"), "--no-progress"]
+    if not users:  # more than the data holds
+        assert main(argv) == 2
+        assert not (tmp_path / "r").exists()
+        return
     assert main(argv) == 0
     assert main(argv) == 0  # the same command resumes the same run
     with RunStore(tmp_path / "r", create=False) as store:

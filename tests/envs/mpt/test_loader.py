@@ -17,7 +17,7 @@ from rapport.envs.mpt import (
     scenario_counts,
 )
 
-from .release_fixture import EXAMPLES, EXPECTED, write_release
+from .release_fixture import EXAMPLES, EXPECTED, SCHEMA_SINGLE, write_release
 
 
 def test_parse_call_reads_keyword_literals() -> None:
@@ -38,6 +38,12 @@ def test_parse_call_reads_keyword_literals() -> None:
         "Func(a={[1]: 2})",
         "Func(a={{}})",
         "Func(a=" + "-" * 10_000 + "1)",
+        # Literals a stored (JSON) call cannot hold.
+        "Func(a=b'x')",
+        "Func(a={1, 2})",
+        "Func(a=1j)",
+        "Func(a=...)",
+        "Func(a={1: 'x'})",
     ],
 )
 def test_parse_call_rejects_anything_but_literal_keywords(text: str) -> None:
@@ -167,6 +173,114 @@ def _rows(root: Path, rows: list[object]) -> None:
             "'query' must be a JSON list",
         ),
         (lambda r: (r / "data/tiny.json").write_bytes(b"\xff\xfe[]"), "data is not JSON"),
+        # Values the builder would turn into text (or crash on), and files that build nothing.
+        (lambda r: _rows(r, []), "holds no examples"),
+        (lambda r: _rows(r, [{**EXAMPLES[0], "example_id": True}]), "'example_id' must be"),
+        (lambda r: _rows(r, [{**EXAMPLES[0], "example_id": " "}]), "'example_id' is empty"),
+        (
+            lambda r: (r / "data/tiny.json").write_text(
+                '[{"example_id": "a", "example_id": "b", "sessions": []}]'
+            ),
+            "repeats the key 'example_id'",
+        ),
+        (
+            lambda r: (r / "data/tiny.json").write_text(
+                '[{"example_id": ' + "9" * 5000 + ', "sessions": []}]'
+            ),
+            "source data is not JSON",
+        ),
+        (
+            lambda r: _rows(r, [{**EXAMPLES[0], "sessions": [{"api_call": [1]}]}]),
+            "'api_call' entry 0 must be a JSON string",
+        ),
+        (
+            lambda r: _rows(
+                r, [{**EXAMPLES[0], "sessions": [{"dialogue": [{"message": ["hi"]}]}]}]
+            ),
+            "'message' must be a JSON string",
+        ),
+        (
+            lambda r: _rows(r, [{**EXAMPLES[0], "sessions": [{"dialogue_id": [1]}]}]),
+            "'dialogue_id' must be",
+        ),
+        (
+            lambda r: _rows(r, [{**EXAMPLES[0], "sessions": [{"preference_utterance": 5}]}]),
+            "'preference_utterance' must be",
+        ),
+        (lambda r: _rows(r, [{**EXAMPLES[0], "api_calls": [None]}]), "api_calls entry 0"),
+        (
+            lambda r: _rows(
+                r,
+                [
+                    {
+                        **EXAMPLES[0],
+                        "api_calls_pref": [
+                            {"value_group": "low_cost", "evidence": [{"domain": ["GetHotels"]}]}
+                        ],
+                    }
+                ],
+            ),
+            "evidence 0 'domain' must be a JSON string",
+        ),
+        (
+            lambda r: _rows(r, [{**EXAMPLES[0], "api_calls_pref": [{"value_group": ["x"]}]}]),
+            "'value_group' must be a JSON string",
+        ),
+        (lambda r: _config(r, turns=[["singleturn"]]), "'turns' entry 0 must be a JSON string"),
+        (lambda r: _config(r, difficulties=["easy", "harder"]), "names 'harder'"),
+        (lambda r: _config(r, dataset_id=["tiny"]), "'dataset_id' must be a JSON string"),
+        (
+            lambda r: (r / "configs/queries/tiny-v1/query_singleturn.json").write_text(
+                json.dumps({"GetHotels": ["Find me a hotel."]})
+            ),
+            "singleturn's 'GetHotels' must be a JSON string",
+        ),
+        (
+            lambda r: (r / "configs/queries/tiny-v1/query_multiturn.json").write_text(
+                json.dumps({"GetHotels": [3]})
+            ),
+            "'GetHotels' template 0 must be a JSON object",
+        ),
+        (
+            lambda r: (r / "configs/queries/tiny-v1/query_multiturn.json").write_text(
+                json.dumps([{"target": [{"domain": "GetHotels", "slot": ["a"]}], "query": []}])
+            ),
+            "'slot' must be a JSON string",
+        ),
+        (
+            lambda r: (r / "configs/preferences/tiny-v1/pref_list.json").write_text(
+                json.dumps({"GetHotels": [["average_star"]]})
+            ),
+            "pref_list's 'GetHotels' entry 0",
+        ),
+        (
+            lambda r: (r / "configs/preferences/tiny-v1/pref_group.json").write_text(
+                json.dumps({"low_cost": {"rules": [{"domain": ["GetHotels"], "slot": "x"}]}})
+            ),
+            "rules entry 0 'domain' must be a JSON string",
+        ),
+        (
+            lambda r: (r / "configs/schemas/tiny-v1/schema_easy.json").write_text("[3]"),
+            "schemas_config.singleturn entry 0 must be a JSON object",
+        ),
+        (
+            lambda r: (r / "configs/schemas/tiny-v1/schema_easy.json").write_text(
+                json.dumps([{"function": {"name": ["GetHotels"]}}])
+            ),
+            "has no function 'name' string",
+        ),
+        (
+            lambda r: (r / "configs/schemas/tiny-v1/schema_easy.json").write_text(
+                json.dumps([{"function": {"name": "GetHotels", "parameters": [1]}}])
+            ),
+            "'parameters' must be a JSON object",
+        ),
+        (
+            lambda r: (r / "configs/schemas/tiny-v1/schema_easy.json").write_text(
+                json.dumps(SCHEMA_SINGLE[1:])
+            ),
+            "schemas_config.singleturn has no function 'GetRestaurants'",
+        ),
     ],
 )
 def test_another_layout_fails_in_one_line(tmp_path: Path, damage, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -179,7 +293,7 @@ def test_another_layout_fails_in_one_line(tmp_path: Path, damage, message: str) 
 
 def test_the_benchmark_runs_on_the_release(tmp_path: Path) -> None:
     bench = MPTBenchmark(MPTOptions(release=str(write_release(tmp_path)), dataset="tiny-v1"))
-    users = bench.users(5, 0)
+    users = bench.users(2, 0)
     specs = bench.sessions(users[0], 1, 0)
     assert [s.split for s in specs] == ["train", "train"] + ["eval"] * 7
 
@@ -196,6 +310,45 @@ def test_the_cli_refuses_another_layout_in_one_line(
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "has no 'sessions'" in err[0]
+    assert not (tmp_path / "r").exists()
+
+
+def _schema(root: Path, functions: list[object]) -> None:
+    (root / "configs/schemas/tiny-v1/schema_easy.json").write_text(json.dumps(functions))
+
+
+def _group(root: Path, rules: list[object]) -> None:
+    path = root / "configs/preferences/tiny-v1/pref_group.json"
+    path.write_text(json.dumps({"low_cost": {"rules": rules}}))
+
+
+_EVIDENCE = [{"value_group": "low_cost", "evidence": [{"domain": ["GetRestaurants"]}]}]
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda r: _rows(r, [{**EXAMPLES[0], "api_calls_pref": _EVIDENCE}]), "'domain' must be"),
+        (lambda r: _config(r, turns=[["singleturn"]]), "'turns' entry 0 must be"),
+        (lambda r: _schema(r, [{"function": {"name": ["GetHotels"]}}]), "no function 'name'"),
+        (lambda r: _group(r, [{"domain": ["GetHotels"], "slot": "average_star"}]), "'domain'"),
+    ],
+)
+def test_the_cli_refuses_values_the_builder_crashed_on(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    damage,
+    message: str,  # type: ignore[no-untyped-def]
+) -> None:
+    from rapport.cli import main
+
+    root = write_release(tmp_path / "release")
+    damage(root)
+    argv = ["run", "mpt", "--release", str(root), "--dataset", "tiny-v1", "--users", "1"]
+    argv += ["--model", "all=scripted/echo", "--run-dir", str(tmp_path / "r"), "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("rapport: release layout: ") and message in err[0]
     assert not (tmp_path / "r").exists()
 
 

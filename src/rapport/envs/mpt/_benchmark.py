@@ -117,7 +117,10 @@ class MPTBenchmark(Benchmark):
         """``n`` users: generated from ``seed``, or the release's first ``n`` examples."""
         o = self.options
         if o.release:
-            plans = self._release_plans()[:n]
+            plans = self._release_plans()
+            if n > len(plans):
+                raise ValueError(f"--users {n}: the release data holds {len(plans)} examples")
+            plans = plans[:n]
         else:
             settings = GenerationSettings(
                 sessions_min=o.sessions_min,

@@ -21,21 +21,25 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._loader import CallParseError, parse_call
+from ._release_layout import (
+    ReleaseLayoutError,
+    check_config,
+    check_inputs,
+    check_rows,
+    expect,
+    key,
+    read_json,
+)
 
 TURNS = {"singleturn": "single-turn", "multiturn": "multi-turn"}
 """The release's turn types and our query-type labels."""
 DIFFICULTIES = {"easy": "recall", "medium": "induction", "hard": "transfer"}
 """The release's difficulties and our challenge labels."""
-
-
-class ReleaseLayoutError(ValueError):
-    """A directory or file that is not in the release's layout (one line says what is missing)."""
 
 
 @dataclass
@@ -55,39 +59,9 @@ class ReleaseInputs:
     verified: bool = True
 
 
-def _read_json(path: Path, what: str) -> tuple[Any, bytes]:
-    if not path.is_file():
-        raise ReleaseLayoutError(f"release layout: missing {what} ({path})")
-    try:
-        payload = path.read_bytes()
-        return json.loads(payload.decode("utf-8-sig")), payload
-    except OSError as exc:
-        raise ReleaseLayoutError(f"release layout: cannot read {what} ({path}: {exc})") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise ReleaseLayoutError(f"release layout: {what} is not JSON ({path}: {exc})") from exc
-
-
-def _expect(value: Any, kind: type | tuple[type, ...], what: str) -> None:
-    if not isinstance(value, kind):
-        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise ReleaseLayoutError(
-            f"release layout: {what} must be a JSON {_JSON_NAMES.get(names, names)}, "
-            f"not {type(value).__name__}"
-        )
-
-
-_JSON_NAMES = {"dict": "object", "list": "list", "dict or list": "object or list"}
-
-
-def _key(mapping: Any, key: str, what: str) -> Any:
-    if not isinstance(mapping, dict) or key not in mapping:
-        raise ReleaseLayoutError(f"release layout: {what} has no '{key}'")
-    return mapping[key]
-
-
 def _checked(root: Path, spec: dict[str, Any], what: str, notes: list[str]) -> tuple[Any, bool]:
-    path = root / str(_key(spec, "path", what))
-    value, payload = _read_json(path, what)
+    path = root / str(key(spec, "path", what))
+    value, payload = read_json(path, what)
     size, sha = spec.get("expected_bytes"), spec.get("expected_sha256")
     actual = hashlib.sha256(payload).hexdigest()
     if (size is not None and size != len(payload)) or (sha is not None and sha != actual):
@@ -132,7 +106,7 @@ def read_release(
         ReleaseLayoutError: a file is missing, is not JSON, or lacks a key the layout needs.
     """
     root = Path(root)
-    config, _ = _read_json(root / "configs" / "datasets" / f"{dataset}.json", "dataset config")
+    config, _ = read_json(root / "configs" / "datasets" / f"{dataset}.json", "dataset config")
     notes: list[str] = []
     inputs: dict[str, Any] = {}
     verified = True
@@ -141,19 +115,19 @@ def read_release(
         ("preferences_config", ("pref_list", "pref_group")),
         ("schemas_config", ("singleturn", "multiturn")),
     ):
-        sub, _ = _read_json(root / str(_key(config, part, "dataset config")), part)
-        specs = _key(sub, "inputs", part)
+        sub, _ = read_json(root / str(key(config, part, "dataset config")), part)
+        specs = key(sub, "inputs", part)
         for name in names:
-            value, ok = _checked(root, _key(specs, name, part), f"{part}.{name}", notes)
+            value, ok = _checked(root, key(specs, name, part), f"{part}.{name}", notes)
             inputs[f"{part}.{name}"] = value
             verified &= ok
-    source = _key(config, "source", "dataset config")
-    _expect(source, dict, "the dataset config's 'source'")
-    _check_config(config)
-    _check_inputs(inputs)
+    source = key(config, "source", "dataset config")
+    expect(source, dict, "the dataset config's 'source'")
+    check_config(config, {"turns": TURNS, "difficulties": DIFFICULTIES})
+    check_inputs(inputs)
     replaced = False
     if data is not None:
-        rows, payload = _read_json(Path(data), "data file")
+        rows, payload = read_json(Path(data), "data file")
         # The release's own config points outside the checkout (../experiments4/...), so the
         # source usually comes through --data; when its bytes are the config's, it is checked.
         if hashlib.sha256(payload).hexdigest() != source.get("expected_sha256"):
@@ -162,12 +136,10 @@ def read_release(
                 f"source replaced by {Path(data).name}: its sha256 and counts are not checked"
             )
     else:
-        spec = {**source, "path": _key(source, "default_path", "dataset source")}
+        spec = {**source, "path": key(source, "default_path", "dataset source")}
         rows, ok = _checked(root, spec, "source data", notes)
         verified &= ok
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise ReleaseLayoutError("release layout: the data file is not a JSON list of examples")
-    _check_rows(rows)
+    check_rows(rows)
     return ReleaseInputs(
         dataset_id=str(config.get("dataset_id", dataset)),
         config=config,
@@ -184,84 +156,6 @@ def read_release(
         source_replaced=replaced,
         verified=verified,
     )
-
-
-def _check_config(config: dict[str, Any]) -> None:
-    """The dataset config's optional keys, where present, have the layout's types."""
-    for key in ("turns", "difficulties"):
-        if key in config:
-            _expect(config[key], list, f"the dataset config's '{key}'")
-    expected = config.get("expected", {})
-    _expect(expected, dict, "the dataset config's 'expected'")
-    scenarios = expected.get("scenarios", {})
-    _expect(scenarios, dict, "the dataset config's 'expected.scenarios'")
-    for name, spec in scenarios.items():
-        _expect(spec, dict, f"the dataset config's 'expected.scenarios.{name}'")
-
-
-def _check_inputs(inputs: dict[str, Any]) -> None:
-    """Each input file holds the top-level type the builder reads."""
-    kinds: dict[str, type | tuple[type, ...]] = {
-        "queries_config.singleturn": dict,
-        "queries_config.multiturn": (dict, list),
-        "preferences_config.pref_list": dict,
-        "preferences_config.pref_group": dict,
-        "schemas_config.singleturn": list,
-        "schemas_config.multiturn": list,
-    }
-    for name, kind in kinds.items():
-        _expect(inputs[name], kind, name)
-    for domain, templates in group_templates(inputs["queries_config.multiturn"]).items():
-        for n, template in enumerate(templates):
-            _check_turns(template, f"queries_config.multiturn's '{domain}' template {n}")
-            _expect(template.get("query", []), list, f"'{domain}' template {n} 'query'")
-    for domain, slots in inputs["preferences_config.pref_list"].items():
-        _expect(slots, list, f"preferences_config.pref_list's '{domain}'")
-    for group, spec in inputs["preferences_config.pref_group"].items():
-        _expect(spec, dict, f"preferences_config.pref_group's '{group}'")
-        _expect(spec.get("rules", []), list, f"preferences_config.pref_group's '{group}.rules'")
-
-
-def _check_rows(rows: list[dict[str, Any]]) -> None:
-    """Every example has a unique id, a list of sessions and lists where lists are read."""
-    seen: set[str] = set()
-    for i, row in enumerate(rows):
-        missing = [k for k in ("example_id", "sessions") if k not in row]
-        if missing:
-            raise ReleaseLayoutError(
-                f"release layout: example {i} of the data file has no "
-                + " and no ".join(f"'{k}'" for k in missing)
-            )
-        where = f"example {i} of the data file"
-        _expect(row["example_id"], (str, int), f"{where}'s 'example_id'")
-        if str(row["example_id"]) in seen:
-            raise ReleaseLayoutError(
-                f"release layout: {where} repeats example_id {row['example_id']!r}"
-            )
-        seen.add(str(row["example_id"]))
-        for key in ("sessions", "api_calls", "api_calls_pref"):
-            if row.get(key) is not None or key == "sessions":
-                _expect(row[key], list, f"{where}'s '{key}'")
-        for n, session in enumerate(row["sessions"]):
-            _expect(session, dict, f"{where}'s session {n}")
-            _check_turns(session, f"{where}'s session {n}")
-        for n, pref in enumerate(row.get("api_calls_pref") or []):
-            _expect(pref, dict, f"{where}'s api_calls_pref {n}")
-            _expect(pref.get("evidence", []), list, f"{where}'s api_calls_pref {n} 'evidence'")
-            for m, evidence in enumerate(pref.get("evidence", [])):
-                _expect(evidence, dict, f"{where}'s api_calls_pref {n} evidence {m}")
-
-
-def _check_turns(item: dict[str, Any], where: str) -> None:
-    """A session's or template's ``api_call`` is a list and its dialogue a list of objects."""
-    if item.get("api_call") is not None:
-        _expect(item["api_call"], list, f"{where} 'api_call'")
-    for key in ("dialogue", "query", "target"):
-        if isinstance(item.get(key), list):
-            for n, turn in enumerate(item[key]):
-                _expect(turn, dict, f"{where} '{key}' entry {n}")
-        elif item.get(key) is not None and key != "query":
-            _expect(item[key], list, f"{where} '{key}'")
 
 
 def _text(value: Any) -> str:
@@ -456,6 +350,15 @@ def _functions(schema: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [s.get("function", s) for s in schema if isinstance(s, dict)]
 
 
+def _check_schema(functions: dict[str, Any], domain: str, turn: str, example: Any) -> None:
+    """An instance's function is among the turn type's schema (its session shows it)."""
+    if domain not in functions:
+        raise ReleaseLayoutError(
+            f"release layout: schemas_config.{turn} has no function '{domain}', which "
+            f"example {example}'s {turn} instances call"
+        )
+
+
 def release_users(inputs: ReleaseInputs) -> list[dict[str, Any]]:
     """User plans (one per source example): history sessions and labelled instances."""
     turns = [t for t in inputs.config.get("turns", list(TURNS)) if t in TURNS]
@@ -476,6 +379,7 @@ def release_users(inputs: ReleaseInputs) -> list[dict[str, Any]]:
                 built, problems = build_instances(inputs, example, turn, level)
                 errors += [p for p in problems if p not in errors]
                 for item in built:
+                    _check_schema(pref_map, item["domain"], turn, example["example_id"])
                     gold = item["gold_calls"][0]
                     instances.append(
                         {
