@@ -56,6 +56,7 @@ def test_load_jsonl_accepts_the_usual_keys(tmp_path: Path) -> None:
         ('{"name": "no persona key"}\n', ":1: no non-empty string"),
         ("\n\n", "holds no persona"),
         ("[" * 100_000 + "]" * 100_000 + "\n", ":1: JSON nested too deeply"),
+        ('{"persona": ' + "9" * 5000 + "}\n", ":1: not valid JSON"),
     ],
 )
 def test_bad_jsonl_names_the_file_and_line(tmp_path: Path, content: str, expected: str) -> None:

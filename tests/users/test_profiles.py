@@ -113,6 +113,10 @@ def _first_profile(**changes: Any) -> list[dict[str, Any]]:
         (_first_profile(i=[0]), "'i' must be a whole number"),
         (_first_profile(persona={"a": 1}), "'persona' must be text"),
         (_first_profile() * 2, "profile 1 repeats the user id msc-000"),
+        # A list holding the phrase, or no preference at all, is not a profile of three.
+        (_first_profile(preferences=[["You like bullet-point format."]]), "must be text"),
+        (_first_profile(preferences=[3]), "must be text"),
+        (_first_profile(preferences=[]), "'preferences' list is empty"),
     ],
 )
 def test_bad_profiles_name_the_file_and_profile(
@@ -123,6 +127,13 @@ def test_bad_profiles_name_the_file_and_profile(
     with pytest.raises(PersonaFileError, match=message) as info:
         load_msc_profiles(path)
     assert "profiles.json" in str(info.value)
+
+
+def test_an_integer_too_long_to_read_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "profiles.json"
+    path.write_text(json.dumps(_first_profile(i=0)).replace('"i": 0', '"i": ' + "9" * 5000))
+    with pytest.raises(PersonaFileError, match=r"cannot read profile file .*profiles\.json"):
+        load_msc_profiles(path)
 
 
 @pytest.mark.parametrize("number", ["Infinity", "NaN", "1e400"])

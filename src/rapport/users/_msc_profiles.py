@@ -66,7 +66,8 @@ def load_msc_profiles(path: str | Path) -> list[CollabUser]:
     path = Path(path)
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    # ValueError: also JSON's decode error and an integer of more digits than Python reads.
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise PersonaFileError(f"cannot read profile file {path}: {exc}") from exc
     if not isinstance(data, list) or not data:
         raise PersonaFileError(f"{path}: expected a non-empty list of profiles")
@@ -82,8 +83,13 @@ def load_msc_profiles(path: str | Path) -> list[CollabUser]:
 def _profile(item: Any, path: Path, n: int) -> CollabUser:
     if not isinstance(item, dict) or not isinstance(item.get("preferences"), list):
         raise PersonaFileError(f"{path}: profile {n} has no 'preferences' list")
+    if not item["preferences"]:
+        raise PersonaFileError(f"{path}: profile {n}'s 'preferences' list is empty")
+    texts = item["preferences"]
+    if not all(isinstance(text, str) for text in texts):
+        raise PersonaFileError(f"{path}: profile {n}: each preference must be text")
     try:
-        ids = [msc_preference_id(str(text)) for text in item["preferences"]]
+        ids = [msc_preference_id(text) for text in texts]
     except KeyError as exc:
         raise PersonaFileError(f"{path}: profile {n}: {exc.args[0]}") from exc
     persona = item.get("persona")

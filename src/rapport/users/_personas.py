@@ -91,6 +91,8 @@ def _persona_text(line: str, path: Path, number: int) -> str:
         item: Any = json.loads(line)
     except json.JSONDecodeError as exc:
         raise PersonaFileError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+    except ValueError as exc:  # an integer of more digits than Python reads
+        raise PersonaFileError(f"{path}:{number}: not valid JSON ({exc})") from exc
     except RecursionError:
         raise PersonaFileError(f"{path}:{number}: JSON nested too deeply") from None
     if not isinstance(item, dict):

@@ -122,6 +122,44 @@ def test_directory_of_files(tmp_path: Path) -> None:
         ("obj.jsonl", json.dumps({"problem": {"a": 1}, "answer": "2"}), "must be text"),
         ("inf.jsonl", '{"query": "q", "choices": ["(A)a", "(B)b"], "gold": 1e400}', "bad gold"),
         ("huge.jsonl", '{"query": "q", "choices": ["a", "b"], "gold": [1e308, 2]}', "row 0"),
+        # Values that str() would turn into text the benchmark then shows as a problem.
+        (
+            "nested.jsonl",
+            json.dumps({"question": "q", "choices": [["a"], "b"], "answer": 0}),
+            "'choices' item 0 must be text",
+        ),
+        (
+            "one.jsonl",
+            json.dumps({"question": "q", "choices": ["a"], "answer": 0}),
+            "2 or more choices",
+        ),
+        (
+            "blank.jsonl",
+            json.dumps({"question": " ", "choices": ["a", "b"], "answer": 0}),
+            "'question' is empty",
+        ),
+        (
+            "long.jsonl",
+            json.dumps({"question": "x" * 20_001, "choices": ["a", "b"], "answer": 0}),
+            "over 20000 characters",
+        ),
+        (
+            "id.jsonl",
+            json.dumps({"question": "q", "choices": ["a", "b"], "answer": 0, "id": [1]}),
+            "'id' must be",
+        ),
+        ("answer.jsonl", json.dumps({"problem": "p", "answer": [1]}), "'answer' must be text"),
+        (
+            "solution.jsonl",
+            json.dumps({"problem": "p", "solution": ["\\boxed{1}"]}),
+            "'solution' must be text",
+        ),
+        ("empty.jsonl", json.dumps({"problem": "", "answer": "1"}), "'problem' is empty"),
+        (
+            "medqa.jsonl",
+            json.dumps({"question": "q", "options": {"A": ["x"], "B": "y"}, "answer_idx": "B"}),
+            "option 'A' must be text",
+        ),
     ],
 )
 def test_bad_files_give_one_clear_error(

@@ -18,6 +18,9 @@ from ._problems import ProblemSourceError, boxed_contents
 
 Row = dict[str, Any]
 _SUFFIXES = (".json", ".jsonl", ".csv", ".parquet", ".txt")
+MAX_QUESTION_CHARS = 20_000
+"""Longest question read (the published datasets' longest, MedQA's, are under 5,000): the
+user simulator and the checkers read every message, and the agent's context is small."""
 
 
 @functools.cache
@@ -204,44 +207,71 @@ def _boxed_answer(solution: str) -> str:
 
 
 def _texts(row: Row, key: str) -> list[str]:
-    """A list field's items as text (a string is not a list of options)."""
+    """A list field's items as text (a string is not a list of options; an item that is an
+    object, a list or null is not an option)."""
     value = row[key]
     if not isinstance(value, list):
         raise TypeError(f"'{key}' must be a list, not {type(value).__name__}")
-    return [str(v) for v in value]
+    return [_scalar(v, f"'{key}' item {n}") for n, v in enumerate(value)]
 
 
 def _text(row: Row, key: str, default: str | None = None) -> str:
     """A text field (numbers are taken as written; objects and lists are refused)."""
     value = row.get(key, default) if default is not None else row[key]
+    return _scalar(value, f"'{key}'")
+
+
+def _scalar(value: Any, what: str) -> str:
+    """Text or a number, as written (objects, lists and null are refused)."""
     if isinstance(value, (dict, list)) or value is None:
-        raise TypeError(f"'{key}' must be text, not {type(value).__name__}")
+        raise TypeError(f"{what} must be text, not {type(value).__name__}")
     return str(value)
 
 
+def _question(text: str, key: str) -> str:
+    if not text.strip():
+        raise ValueError(f"'{key}' is empty")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise ValueError(f"'{key}' is over {MAX_QUESTION_CHARS} characters")
+    return text
+
+
+def _problem_id(row: Row, source: str, fallback: Any) -> str:
+    """``source-ID`` from the row's own id (text or a whole number), else `fallback`."""
+    value = row.get("id", fallback)
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise TypeError(f"'id' must be text or a whole number, not {type(value).__name__}")
+    return f"{source}-{value}"
+
+
 def _mmlu(row: Row, source: str, i: int) -> Problem:
-    return _choice(row, source, i, _text(row, "question"), _texts(row, "choices"), row["answer"])
+    question = _question(_text(row, "question"), "question")
+    return _choice(row, source, i, question, _texts(row, "choices"), row["answer"])
 
 
 def _logiqa(row: Row, source: str, i: int) -> Problem:
     context = _text(row, "context", "") if row.get("context") else _text(row, "text", "")
     asked = _text(row, "query") if row.get("query") else _text(row, "question")
     answer = row.get("correct_option", row.get("answer", row.get("label")))
-    return _choice(row, source, i, f"{context}\n\n{asked}".strip(), _texts(row, "options"), answer)
+    question = _question(f"{context}\n\n{asked}".strip(), "query")
+    return _choice(row, source, i, question, _texts(row, "options"), answer)
 
 
 def _medqa(row: Row, source: str, i: int) -> Problem:
     options = row["options"]
     keys = sorted(options)
-    answer = keys.index(str(row["answer_idx"]).strip().upper())
-    return _choice(row, source, i, _text(row, "question"), [str(options[k]) for k in keys], answer)
+    answer = keys.index(_scalar(row["answer_idx"], "'answer_idx'").strip().upper())
+    choices = [_scalar(options[k], f"option {k!r}") for k in keys]
+    return _choice(row, source, i, _question(_text(row, "question"), "question"), choices, answer)
 
 
 def _choice(
     row: Row, source: str, i: int, question: str, choices: list[str], answer: Any
 ) -> Problem:
+    if len(choices) < 2:
+        raise ValueError(f"a multiple-choice problem needs 2 or more choices, not {len(choices)}")
     return Problem(
-        id=f"{source}-{row.get('id', i)}",
+        id=_problem_id(row, source, i),
         source=source,
         kind="choice",
         question=question,
@@ -266,7 +296,7 @@ def _cached_choice(row: Row, source: str, i: int) -> Problem | None:
     """MultiSessionCollab's cached layout for multiple choice: the options are written into
     ``problem`` (MMLU: ``Choices:`` numbered from 0; MedQA: ``Options:`` lettered; LogiQA:
     ``Answer Choices: (A)... (B)...``) and ``solution`` is the correct option's text."""
-    problem, solution = str(row["problem"]), str(row["solution"]).strip()
+    problem, solution = _text(row, "problem"), _text(row, "solution").strip()
     question, choices = problem, []
     if block := _OPTION_BLOCK.search(problem):
         question = problem[: block.start()].strip()
@@ -291,7 +321,7 @@ def _agieval_logiqa(row: Row, source: str, i: int) -> Problem:
     ``choices`` (``(A)...``) and ``gold`` (the correct indices)."""
     query = _text(row, "query")
     listed = _ANSWER_CHOICES.search(query)
-    question = _strip_q(query[: listed.start()] if listed else query)
+    question = _question(_strip_q(query[: listed.start()] if listed else query), "query")
     choices = [_PAREN_OPTION.sub("", c, count=1).strip() for c in _texts(row, "choices")]
     gold = row["gold"]
     answer = gold[0] if isinstance(gold, list) else gold
@@ -302,17 +332,19 @@ def _agieval_logiqa(row: Row, source: str, i: int) -> Problem:
 
 def _math_hard(row: Row, source: str, i: int) -> Problem:
     answer = row.get("answer")
-    if answer in (None, "") and not boxed_contents(str(row["solution"])):
+    if answer is not None:
+        answer = _scalar(answer, "'answer'")
+    if answer in (None, "") and not boxed_contents(_text(row, "solution")):
         cached = _cached_choice(row, source, i)
         if cached is not None:
             return cached
     if answer in (None, ""):
-        answer = _boxed_answer(str(row["solution"]))
+        answer = _boxed_answer(_text(row, "solution"))
     return Problem(
-        id=f"{source}-{row.get('id', row.get('unique_id', i))}",
+        id=_problem_id(row, source, row.get("unique_id", i)),
         source=source,
         kind="math",
-        question=_text(row, "problem"),
+        question=_question(_text(row, "problem"), "problem"),
         answer=str(answer),
     )
 
