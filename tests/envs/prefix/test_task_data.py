@@ -395,7 +395,7 @@ A = "possible_answer/BFCL_v3_multi_turn_base.json"
 
 TASK_DATA_CASES: dict[str, tuple[Callable[[Path], str], str]] = {
     "missing": (lambda tmp: str(tmp / "nowhere"), "No such file"),
-    "empty-path": (lambda tmp: "", "path is empty"),
+    "empty-path": (lambda tmp: "", "--task-data needs a value"),
     "plain-file": (_plain_file, "neither a folder nor a wheel"),
     "broken-wheel": (_broken_wheel, "cannot read it"),
     "wheel-without-data": (_empty_wheel, "holds no BFCL multi-turn files"),
@@ -429,6 +429,10 @@ TASK_DATA_CASES: dict[str, tuple[Callable[[Path], str], str]] = {
         "first question turn",
     ),
     "config-not-object": (_first_row(Q, _set("initial_config", [])), "initial_config must"),
+    "config-does-not-load": (
+        _first_row(Q, lambda r: r["initial_config"].__setitem__("GorillaFileSystem", {"root": []})),
+        "multi_turn_base_0: initial_config does not load into its backends",
+    ),
     "classes-empty": (_first_row(Q, _set("involved_classes", [])), "involved_classes must"),
     "classes-unknown": (_first_row(Q, _set("involved_classes", ["Shell"])), "unknown backend"),
     "classes-twice": (
@@ -515,7 +519,7 @@ COARSENED_CASES: dict[str, tuple[Callable[[Path], str], str | None, str]] = {
     "needs-v3": (lambda tmp: str(PREFIX), None, "needs --task-data with BFCL v3"),
     "v4-task-data": (lambda tmp: str(PREFIX), "v4", "needs --task-data with BFCL v3"),
     "missing": (lambda tmp: str(tmp / "nowhere"), "v3", "no such folder"),
-    "empty-path": (lambda tmp: "", "v3", "path is empty"),
+    "empty-path": (lambda tmp: "", "v3", "--coarsened needs a value"),
     "a-file": (lambda tmp: str(PREFIX / "Processing" / COMPACT), "v3", "not a folder"),
     "no-files": (_no_fixed_files, "v3", "no fixed-task file"),
     "not-json": (_prefix_copy(lambda lines: ["{oops", *lines[1:]]), "v3", "not JSON"),
@@ -525,6 +529,11 @@ COARSENED_CASES: dict[str, tuple[Callable[[Path], str], str | None, str]] = {
     "instruction-not-text": (_fixed_row("high_level_instruction", 3), "v3", "non-empty text"),
     "classes-differ": (_fixed_row("involved_classes", ["TicketAPI"]), "v3", "are not those"),
     "config-not-object": (_fixed_row("initial_config", "x"), "v3", "initial_config must"),
+    "config-does-not-load": (
+        _fixed_row("initial_config", {"GorillaFileSystem": {"root": "x"}}),
+        "v3",
+        "line 1: initial_config does not load into its backends",
+    ),
     "path-not-names": (_fixed_row("path", "GorillaFileSystem.cd"), "v3", "path must be"),
     "twice": (_prefix_copy(lambda lines: [lines[0], lines[0]]), "v3", "appears twice"),
 }

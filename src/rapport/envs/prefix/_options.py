@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rapport.judges import Dimension
+from rapport.log import MAX_SESSIONS
 from rapport.prefs.prefix import Category, Setting, all_settings, extra_settings, get_setting
 
 from ._executor import SafeExecutor
@@ -38,7 +39,7 @@ class PrefixOptions(BaseModel):
     """Setting ids, ``all`` (the paper's 31) or ``extras`` (ours outside the 31)."""
     combine: int = Field(default=1, ge=1, le=4)
     """Preferences each user holds (several combined: settings of different attributes)."""
-    tasks: int | None = Field(default=None, ge=1)
+    tasks: int | None = Field(default=None, ge=1, le=MAX_SESSIONS)
     """Tasks (sessions) per user; default: the run's ``--sessions``."""
     judge_repeats: int = Field(default=1, ge=1, le=100)
     """Samples per judge (the first greedy, the rest sampled): feeds the CV over repeats."""

@@ -23,7 +23,14 @@ from typing import Any
 
 from rapport.prefs.prefix import all_settings, extra_settings
 
-from ._task_data import TaskData, TaskDataError, initial_config, involved_classes, json_lines
+from ._task_data import (
+    TaskData,
+    TaskDataError,
+    check_backends,
+    initial_config,
+    involved_classes,
+    json_lines,
+)
 from ._tasks import BfclTask
 
 PROCESSING = "Processing"
@@ -183,4 +190,5 @@ def _fixed(row: dict[str, Any], data: TaskData, where: str) -> FixedTask:
         },
         deep=True,
     )
+    check_backends(fixed, where)
     return FixedTask(fixed, instruction.strip())

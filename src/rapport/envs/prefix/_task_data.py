@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol
 from rapport.llm import ToolSpec
 from rapport.prefs.prefix import Category
 
-from ._executor import CallRefused, parse_call
+from ._executor import CallRefused, SafeExecutor, parse_call
 from ._tasks import DOC_FILES, INSTALL_HINT, BfclTask, data_dir, tool_specs, toolbox_tasks
 from ._toolboxes import DOC_FILES as TOOLBOX_DOC_FILES
 from ._toolboxes import toolbox_docs
@@ -211,6 +211,10 @@ def _open_cached(resolved: str, _stamp: tuple[tuple[str, int, int], ...], given:
         ) from None
     except (OSError, EOFError, zlib.error, zipfile.BadZipFile, NotImplementedError) as exc:
         raise TaskDataError(f"task data {given}: cannot read it ({exc})") from None
+    for category, tasks in data.by_category.items():
+        name = f"BFCL_{data.version}_multi_turn_{category}.json"
+        for task in tasks:
+            check_backends(task, f"task data {given}: {name} task {task.id}")
     if data.docs is None:
         data.label += f" (function docs from the installed bfcl-eval {installed_version()})"
     return data
@@ -404,6 +408,23 @@ def _message(value: Any) -> bool:
         and isinstance(value.get("role"), str)
         and isinstance(value.get("content"), str)
     )
+
+
+def check_backends(task: BfclTask, where: str) -> None:
+    """The backends load the task's ``initial_config`` (else every session of it would fail).
+
+    Raises:
+        TaskDataError: a backend refuses it.
+    """
+    try:
+        SafeExecutor(task)
+    except ModuleNotFoundError:
+        raise
+    except Exception as exc:  # bfcl-eval's backends: whatever they raise means a bad config
+        problem = " ".join(f"{type(exc).__name__}: {exc}".split())[:120]
+        raise TaskDataError(
+            f"{where}: initial_config does not load into its backends ({problem})"
+        ) from None
 
 
 def involved_classes(value: Any, where: str) -> list[str]:
