@@ -141,6 +141,8 @@ GYM = ["run", "gym", "--users", "1", "--model", "all=scripted/echo", "--no-progr
 GYM += ["--run-dir", "{tmp}/new"]
 MPT = ["run", "mpt", "--users", "1", "--model", "all=scripted/echo", "--no-progress"]
 MPT += ["--run-dir", "{tmp}/new"]
+COLLAB_CFG = ["run", "collab", "--model", "all=scripted/echo", *CFG]
+NOT_UTF8 = "UPDATE {} SET body = CAST(x'ff' AS TEXT)"
 VIEW = ["view", "{tmp}/nowhere"]
 """No run there: a port the old code let through ends in 'no run found', never a server."""
 SERVE = ["serve-model", "--model", "llamacpp/{tmp}/none.gguf"]
@@ -367,6 +369,61 @@ CASES: list[Case] = [
     ),
     ("mpt-dataset-without-release", [*MPT, "--dataset", "tiny-v1"], None, "release"),
     ("prefix-judge-repeats-huge", [*PREFIX, "--judge-repeats", "1000000000"], None, "judge"),
+    # --- a third sweep: damaged stores, empty values, YAML, loaders' inner types ---
+    (
+        "report-store-table-missing",
+        ["report", "{run}"],
+        _damage_row("DROP TABLE sessions"),
+        "table",
+    ),
+    (
+        "report-session-not-utf8",
+        ["report", "{run}"],
+        _damage_row(NOT_UTF8.format("sessions")),
+        "UTF",
+    ),
+    ("view-run-not-utf8", ["view", "{run}"], _damage_row(NOT_UTF8.format("run")), "run.sqlite"),
+    ("resume-run-not-utf8", AGAIN, _damage_row(NOT_UTF8.format("run")), "run.sqlite"),
+    (
+        "export-store-table-missing",
+        ["export", "{run}", "--sessions", "jsonl", "--out", "{tmp}/kept.jsonl"],
+        _damage_row("DROP TABLE sessions", keep="kept.jsonl"),
+        "no such table: sessions",
+    ),
+    (
+        "library-store-table-missing",
+        ["library", "show", "{run}", "--condition", "none"],
+        _damage_row("DROP TABLE memory_versions"),
+        "no such table: memory_versions",
+    ),
+    (
+        "train-data-store-table-missing",
+        ["train", "data", "{run}", "--out", "{tmp}/td"],
+        _damage_row("DELETE FROM run; DROP TABLE sessions"),
+        "run.sqlite",
+    ),
+    ("config-empty-name", [*NEW, "--config", ""], None, "--config"),
+    ("yaml-key-twice", [*BARE, *CFG], _yaml("users: 5\nusers: 1\n"), "given twice"),
+    ("yaml-users-boolean", [*BARE, *CFG], _yaml("users: true\n"), "boolean"),
+    ("yaml-other-benchmark", [*BARE, *CFG], _yaml("benchmark: collab\n"), "'collab'"),
+    ("yaml-option-empty", COLLAB_CFG, _yaml("profiles: ''\n"), "profiles"),
+    ("yaml-options-entry-empty", COLLAB_CFG, _yaml("options: {problems: ' '}\n"), "problems"),
+    ("option-empty", [*COLLAB, "--problems", ""], None, "--problems"),
+    ("option-empty-equals", [*COLLAB, "--profiles="], None, "--profiles"),
+    ("mpt-release-empty", [*MPT, "--release", ""], None, "--release"),
+    ("prefix-tasks-huge", [*PREFIX, "--tasks", "1000000000"], None, "tasks"),
+    (
+        "collab-problems-choice-list",
+        [*COLLAB, "--problems", "{tmp}/p.jsonl"],
+        _write("p.jsonl", '{"question": "q", "choices": [["a"], "b"], "answer": 0}\n'),
+        "p.jsonl",
+    ),
+    (
+        "collab-profiles-preference-list",
+        [*COLLAB, "--users", "1", "--profiles", "{tmp}/p.json"],
+        _write("p.json", json.dumps([{**_PROFILE, "preferences": [_PROFILE["preferences"]]}])),
+        "must be text",
+    ),
     # --- numeric flags outside `run`, and empty run dirs ---
     ("view-port-underscore", [*VIEW, "--port", "1_0"], None, "--port"),
     ("view-port-full-width", [*VIEW, "--port", "\uff18\uff10"], None, "--port"),

@@ -203,6 +203,19 @@ def test_bad_demo_settings_get_one_line_and_exit_2(
     assert not (tmp_path / "d").exists()
 
 
+def test_an_empty_demo_model_is_refused_not_replaced_by_the_default(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Read as "not given", '' would run the default (embedded) model; a scripted stand-in
+    # for that default keeps this test off the weights whatever the code does.
+    monkeypatch.setattr("rapport.cli._demo.DEMO_MODEL", "scripted/echo")
+    argv = ["demo", "--model", "", "--run-dir", str(tmp_path / "d"), "--no-progress"]
+    assert main([*argv, "--users", "1", "--sessions", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--model needs a model spec" in err[0]
+    assert not (tmp_path / "d").exists()
+
+
 def test_an_unreadable_dataset_path_is_refused_before_the_run_dir_exists(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,9 @@ def accept_benchmark_options(parser: argparse.ArgumentParser) -> None:
 def parse_options(extra: Sequence[str]) -> dict[str, str]:
     """``["--judge-repeats", "2", "--env=a,b"]`` -> ``{"judge_repeats": "2", "env": "a,b"}``.
 
-    A flag without a value reads as ``"true"``.
+    A flag without a value reads as ``"true"``; an empty value (``--release ""``) is refused:
+    a benchmark would read it as "not given" (or as the working directory) and run on
+    something else than the command line says.
     """
     options: dict[str, str] = {}
     items = list(extra)
@@ -81,16 +83,40 @@ def parse_options(extra: Sequence[str]) -> dict[str, str]:
             has_value = i + 1 < len(items) and not items[i + 1].startswith("--")
             value = items[i + 1] if has_value else "true"
             i += has_value
+        if not value.strip():
+            raise UsageError(f"--{name} needs a value, got '{value}'")
         options[name.replace("-", "_")] = value
         i += 1
     return options
 
 
+class _ConfigLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (YAML forbids it;
+    PyYAML would keep the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # ``<<: *base`` keys may be overridden: that is what merging is for
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                continue  # the base loader refuses it
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_yaml(path: str) -> dict[str, Any]:
     """A YAML config file as a mapping (one-line errors)."""
+    if not path.strip():
+        raise UsageError(f"--config needs a file name, got '{path}'")
     file = Path(path)
     try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+        data = yaml.load(file.read_text(encoding="utf-8"), Loader=_ConfigLoader)
     except OSError as exc:
         raise UsageError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError:
@@ -108,7 +134,22 @@ def load_yaml(path: str) -> dict[str, Any]:
             f"config file {path} must hold a mapping of keys, not {type(data).__name__}"
         )
     _check_keys(path, data, "")
+    _check_values(path, data)
     return data
+
+
+def _check_values(path: str, data: dict[str, Any]) -> None:
+    """Counts are numbers, not ``true``/``false`` (which pydantic would read as 1 and 0), and
+    no benchmark option is an empty string (which a benchmark would read as "not given")."""
+    fields = {k.replace("-", "_"): v for k, v in data.items()}
+    for name in _COUNTS:
+        if isinstance(fields.get(name), bool):
+            raise UsageError(f"config file {path}: {name} must be a whole number, not a boolean")
+    options = {k: v for k, v in fields.items() if k not in _FIELDS}
+    options.update(fields.get("options") or {})
+    for name, value in options.items():
+        if isinstance(value, str) and not value.strip():
+            raise UsageError(f"config file {path}: {name} needs a value, got '{value}'")
 
 
 def _check_keys(path: str, data: dict[Any, Any], where: str) -> None:
@@ -254,8 +295,13 @@ def config_from_args(
     """
     benchmark = args.benchmark
     fields: dict[str, Any] = dict(defaults(benchmark)) if defaults else {}
-    if getattr(args, "config", None):
+    if getattr(args, "config", None) is not None:
         from_file = _split_file(load_yaml(args.config))
+        named = from_file.get("benchmark")
+        if benchmark and named is not None and named != benchmark:
+            raise UsageError(
+                f"config file {args.config} is for benchmark {named!r}, not {benchmark!r}"
+            )
         fields.update({k: v for k, v in from_file.items() if k != "options"})
         fields["options"] = {**fields.get("options", {}), **from_file["options"]}
     fields.update(_flag_fields(args))

@@ -19,7 +19,7 @@ from rapport.prefs import is_clarifying_question
 from rapport.store import RunStore
 
 from ._config import _integer
-from ._errors import UsageError
+from ._errors import UsageError, reading_stores
 from ._run import execute, prepare
 
 DEMO_RUN_DIR = Path("runs/demo")
@@ -119,6 +119,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
+    if args.model is not None and not args.model.strip():
+        # An empty spec must not fall back to the default: that loads the embedded model.
+        raise UsageError(f"--model needs a model spec, got '{args.model}'")
     config = demo_config(
         run_dir=args.run_dir,
         users=_integer("users", args.users),
@@ -129,7 +132,8 @@ def handle(args: argparse.Namespace) -> int:
     )
     code = execute(prepare(config), progress=not args.no_progress)
     if code == 0:
-        records = RunStore(config.run_dir, create=False).sessions()
+        with reading_stores(config.run_dir), RunStore.open_readonly(config.run_dir) as store:
+            records = store.sessions()
         print(ue_by_session(records))
         print(learned_excerpt(records) or "(no late session followed an earlier request)")
     return code

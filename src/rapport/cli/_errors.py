@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from rapport.eval import one_line
 from rapport.store import RUN_FILE, is_sqlite_file
 
 _STORE_FILES = (RUN_FILE, f"{RUN_FILE}-wal", f"{RUN_FILE}-shm", "cache.sqlite")
@@ -64,3 +68,19 @@ def output_file(flag: str, path: str | Path) -> Path:
     ):
         raise UsageError(f"{flag} {target}: {existing} is not writable")
     return target
+
+
+@contextmanager
+def reading_stores(*run_dirs: Path) -> Iterator[None]:
+    """Turn an SQLite error met while reading runs' stores (a table missing, a text column
+    that is not UTF-8) into one line naming the store.
+
+    Raises:
+        UsageError: an `sqlite3.DatabaseError` came out of the block.
+    """
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        stores = [str(run_dir / RUN_FILE) for run_dir in run_dirs]
+        where = stores[0] if len(stores) == 1 else f"one of {', '.join(stores)}"
+        raise UsageError(f"run store {where}: {one_line(exc)}") from exc

@@ -9,7 +9,7 @@ from pathlib import Path
 from rapport.report import export_sessions
 from rapport.store import RUN_FILE
 
-from ._errors import UsageError, directory_path, output_file, output_path
+from ._errors import UsageError, directory_path, output_file, output_path, reading_stores
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,7 +48,8 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError(f"no run found in {run_dir} (missing {RUN_FILE})")
     target = _target(run_dir, args)
     try:
-        rows = export_sessions(run_dir, target, fmt=args.sessions, grain=args.per)
+        with reading_stores(run_dir):
+            rows = export_sessions(run_dir, target, fmt=args.sessions, grain=args.per)
     except (ImportError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from exc
     except OSError as exc:  # the target is left as it was (see export_sessions)

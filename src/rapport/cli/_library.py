@@ -8,7 +8,7 @@ from pathlib import Path
 from rapport.memory.prime import ExperienceLibrary, library_from_state
 from rapport.store import RUN_FILE, RunStore
 
-from ._errors import UsageError, directory_path, output_file
+from ._errors import UsageError, directory_path, output_file, reading_stores
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,8 +35,11 @@ def newest_library(run_dir: str | Path, condition: str) -> ExperienceLibrary:
     """
     if not (Path(run_dir) / RUN_FILE).exists():
         raise UsageError(f"no run in '{run_dir}' ({RUN_FILE} not found)")
-    with RunStore(run_dir, create=False) as store:
-        versions = store.memory_versions(condition=condition)
+    try:
+        with reading_stores(Path(run_dir)), RunStore.open_readonly(run_dir) as store:
+            versions = store.memory_versions(condition=condition)
+    except FileNotFoundError as exc:  # an empty run.sqlite: a lock made it, nothing stored
+        raise UsageError(str(exc)) from exc
     libraries = [library_from_state(v.state) for v in versions if "library" in v.state.data]
     if not libraries:
         raise UsageError(f"no experience library for condition '{condition}' in '{run_dir}'")

@@ -11,7 +11,7 @@ from pathlib import Path
 from rapport.report import Report, build_report, render_csv, render_text, write_html
 from rapport.store import RUN_FILE
 
-from ._errors import UsageError, directory_path, output_file, output_path
+from ._errors import UsageError, directory_path, output_file, output_path, reading_stores
 
 _DEFAULT = "report.html in the run dir"
 
@@ -66,7 +66,8 @@ def handle(args: argparse.Namespace) -> int:
     """Run the command."""
     run_dir = directory_path("DIR", args.run_dir)
     try:
-        report = build_report(run_dir)
+        with reading_stores(run_dir):
+            report = build_report(run_dir)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from exc
     target = html_target(run_dir, args.html, args.format)

@@ -20,7 +20,7 @@ from rapport.eval import (
 from rapport.report import build_report, render_text, write_html
 
 from ._config import add_experiment_flags, config_from_args
-from ._errors import UsageError
+from ._errors import UsageError, reading_stores
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -95,7 +95,8 @@ def execute(experiment: Experiment, *, progress: bool = True, **options: Any) ->
     """
     run_dir = experiment.config.run_dir
     try:
-        result = asyncio.run(experiment.run(progress=progress, **options))
+        with reading_stores(run_dir):
+            result = asyncio.run(experiment.run(progress=progress, **options))
     except ExperimentError as exc:
         raise UsageError(str(exc)) from exc
     except ProviderOutage as exc:
@@ -109,7 +110,8 @@ def execute(experiment: Experiment, *, progress: bool = True, **options: Any) ->
         )
         return 130
     print(summary_line(result), file=sys.stderr)
-    print_report(run_dir)
+    with reading_stores(run_dir):
+        print_report(run_dir)
     return 0
 
 

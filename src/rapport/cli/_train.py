@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ._config import fraction, whole_number
-from ._errors import UsageError, directory_path
+from ._errors import UsageError, directory_path, reading_stores
 
 _SEEDS = 0, 2**63 - 1
 """The seeds a run allows (rapport.log.ExperimentConfig.seed)."""
@@ -74,15 +74,16 @@ def _data(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out {out} is a file, not a directory")
     try:
-        summary = export_dataset(
-            run_dirs,
-            out,
-            taxonomy=args.taxonomy,
-            condition=args.condition,
-            targets=args.targets,
-            eval_fraction=args.eval_fraction,
-            seed=args.seed,
-        )
+        with reading_stores(*run_dirs):
+            summary = export_dataset(
+                run_dirs,
+                out,
+                taxonomy=args.taxonomy,
+                condition=args.condition,
+                targets=args.targets,
+                eval_fraction=args.eval_fraction,
+                seed=args.seed,
+            )
     except (FileNotFoundError, DatasetError, TaxonomyError) as exc:
         raise UsageError(str(exc)) from exc
     print(

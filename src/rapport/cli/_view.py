@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from rapport.store import RUN_FILE, RunStore
 
 from ._config import port_number
-from ._errors import UsageError, directory_path
+from ._errors import UsageError, directory_path, reading_stores
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,7 +72,7 @@ def _check_header(run_dir: str) -> None:
         rapport.store.StoreError: the store is damaged or not a run store.
     """
     try:
-        with RunStore.open_readonly(run_dir) as store:
+        with reading_stores(Path(run_dir)), RunStore.open_readonly(run_dir) as store:
             run = store.run_or_none()
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from exc
