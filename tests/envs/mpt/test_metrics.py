@@ -75,6 +75,23 @@ def test_instance_scores_combine_the_parts() -> None:
     assert s["token_ratio"] == pytest.approx(0.02)
 
 
+def test_no_call_scores_nothing_right() -> None:
+    outcome = MPTEvalOutcome(
+        challenge="recall",
+        query_type="context-free",
+        domain="Restaurants",
+        predicted=None,
+        gold={"name": "ReserveRestaurant", "arguments": GOLD},
+        pref_slots=["price_range"],
+        focal_slots=[],
+        valid=False,
+        full_history_tokens=1500,
+    )
+    s = instance_scores(outcome, _allows)
+    assert s["function_ok"] == 0.0 and s["focal_em"] == 0.0
+    assert s["p_em"] == 0.0 and s["oa_f1"] == 0.0 and s["valid"] == 0.0
+
+
 def test_micro_f1_pools_counts_across_instances() -> None:
     rows = [{"oa_tp": 1, "oa_pred": 2, "oa_gold": 2}, {"oa_tp": 3, "oa_pred": 3, "oa_gold": 5}]
     assert micro_f1(rows, "oa") == pytest.approx(2 * 4 / 12)

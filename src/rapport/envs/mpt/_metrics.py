@@ -264,7 +264,8 @@ def instance_scores(
     """
     pred = _present(outcome.predicted or {})
     gold_name = outcome.gold["name"]
-    right = (outcome.predicted_name or gold_name) == gold_name
+    # No call (the output stayed invalid) names no function: nothing about it is right.
+    right = outcome.predicted is not None and (outcome.predicted_name or gold_name) == gold_name
     oa = _oa(outcome, pred, allows, month_names)
     ptp, pfp, pfn = preference_counts(outcome, pred, month_names=month_names)
     st = strict_counts(pred, outcome.gold["arguments"], outcome.open_slots, month_names=month_names)
