@@ -383,18 +383,19 @@ CASES: list[Case] = [
         "UTF",
     ),
     ("view-run-not-utf8", ["view", "{run}"], _damage_row(NOT_UTF8.format("run")), "run.sqlite"),
+    ("resume-sessions-dropped", AGAIN, _damage_row("DROP TABLE sessions"), "sessions table"),
     ("resume-run-not-utf8", AGAIN, _damage_row(NOT_UTF8.format("run")), "run.sqlite"),
     (
         "export-store-table-missing",
         ["export", "{run}", "--sessions", "jsonl", "--out", "{tmp}/kept.jsonl"],
         _damage_row("DROP TABLE sessions", keep="kept.jsonl"),
-        "no such table: sessions",
+        "without its sessions table",
     ),
     (
         "library-store-table-missing",
         ["library", "show", "{run}", "--condition", "none"],
         _damage_row("DROP TABLE memory_versions"),
-        "no such table: memory_versions",
+        "without its memory_versions table",
     ),
     (
         "train-data-store-table-missing",

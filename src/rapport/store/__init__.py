@@ -3,6 +3,7 @@
 from ._queries import ErrorRow, SessionRow
 from ._sqlite import (
     RUN_FILE,
+    RUN_TABLES,
     ConfigMismatchError,
     RoleUsage,
     RunDirBusy,
@@ -18,6 +19,7 @@ from ._sqlite import (
 
 __all__ = [
     "RUN_FILE",
+    "RUN_TABLES",
     "ConfigMismatchError",
     "ErrorRow",
     "RoleUsage",

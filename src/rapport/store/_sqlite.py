@@ -12,7 +12,7 @@ import os
 import sqlite3
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,6 +32,9 @@ from ._queries import RoleUsage, StoreError, ViewQueries, read_body, usage_rows
 from ._queries import where as _filters
 
 RUN_FILE = "run.sqlite"
+
+# Tables every run store has held since the first release; `invocations` came later.
+RUN_TABLES = ("users", "sessions", "model_calls", "memory_versions")
 
 # Fields that may change between invocations on one run dir without changing its results.
 _EXECUTION_FIELDS = frozenset({"concurrency", "run_dir", "cache", "model_settings"})
@@ -106,10 +109,11 @@ def _empty_file(path: Path) -> bool:
     return path.is_file() and path.stat().st_size == 0
 
 
-def check_database(path: Path, table: str, what: str) -> None:
+def check_database(path: Path, table: str, what: str, *, also: Collection[str] = ()) -> None:
     """Refuse a database file that is not an intact SQLite database holding ``table``.
 
     Opens it read-only (nothing is created or changed) and runs SQLite's quick check.
+    A database with ``table`` but without one of the tables in ``also`` is damaged.
 
     Raises:
         StoreError: one line saying what is wrong with it.
@@ -132,6 +136,9 @@ def check_database(path: Path, table: str, what: str) -> None:
             }
             if table not in tables:
                 raise StoreError(f"{path} is an SQLite database but not {what}")
+            missing = sorted(set(also) - tables)
+            if missing:
+                raise StoreError(f"{path} is damaged: {what} without its {missing[0]} table")
             verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
         finally:
             conn.close()
@@ -207,7 +214,7 @@ class RunStore(ViewQueries):
         if readonly and _empty_file(self.path):  # a lock made it; nothing was stored
             raise FileNotFoundError(f"no run found in {self.run_dir} ({RUN_FILE} is empty)")
         if self.path.exists() and not (create and _empty_file(self.path)):
-            check_database(self.path, "run", "a rapport run store")
+            check_database(self.path, "run", "a rapport run store", also=RUN_TABLES)
         self._lock = threading.Lock()
         if readonly:
             self._conn = _connect_readonly(self.path)
