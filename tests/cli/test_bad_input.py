@@ -425,6 +425,30 @@ CASES: list[Case] = [
         _write("p.json", json.dumps([{**_PROFILE, "preferences": [_PROFILE["preferences"]]}])),
         "must be text",
     ),
+    (
+        "collab-problems-key-twice",
+        [*COLLAB, "--problems", "{tmp}/p.jsonl"],
+        _write(
+            "p.jsonl",
+            '{"question": "q", "choices": ["a", "b"], "answer": 0, "answer": 1}\n',
+        ),
+        "'answer' is given twice",
+    ),
+    (
+        "collab-profiles-key-twice",
+        [*COLLAB, "--users", "1", "--profiles", "{tmp}/p.json"],
+        _write(
+            "p.json",
+            '[{"preferences": ["You like replies in bullet-point format."], "i": 0, "i": 1}]',
+        ),
+        "'i' is given twice",
+    ),
+    (
+        "collab-personas-key-twice",
+        [*COLLAB, "--personas", "{tmp}/p.jsonl"],
+        _write("p.jsonl", '{"persona": "a nurse", "persona": "a pilot"}\n'),
+        "'persona' is given twice",
+    ),
     # --- numeric flags outside `run`, and empty run dirs ---
     ("view-port-underscore", [*VIEW, "--port", "1_0"], None, "--port"),
     ("view-port-full-width", [*VIEW, "--port", "\uff18\uff10"], None, "--port"),

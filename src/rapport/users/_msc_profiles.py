@@ -6,9 +6,10 @@ mapped onto our preference id by a phrase that only that preference's text holds
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
+
+from rapport._json import loads_strict
 
 from ._personas import Persona, PersonaFileError
 from ._profiles import CollabUser
@@ -65,7 +66,7 @@ def load_msc_profiles(path: str | Path) -> list[CollabUser]:
     """
     path = Path(path)
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8-sig"))
+        data: Any = loads_strict(path.read_text(encoding="utf-8-sig"))
     # ValueError: also JSON's decode error and an integer of more digits than Python reads.
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise PersonaFileError(f"cannot read profile file {path}: {exc}") from exc

@@ -12,6 +12,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
+from rapport._json import loads_strict
+
 ATTRIBUTES = ("name", "profession", "expertise", "temperament", "background")
 """The attribute lists a generated persona draws one value from each."""
 
@@ -88,7 +90,7 @@ def load_personas_jsonl(path: str | Path) -> list[Persona]:
 
 def _persona_text(line: str, path: Path, number: int) -> str:
     try:
-        item: Any = json.loads(line)
+        item: Any = loads_strict(line)
     except json.JSONDecodeError as exc:
         raise PersonaFileError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
     except ValueError as exc:  # an integer of more digits than Python reads

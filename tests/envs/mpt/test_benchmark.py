@@ -62,6 +62,20 @@ def test_options_come_from_cli_strings() -> None:
         MPTOptions.model_validate({"nope": 1})
 
 
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"release": ""},
+        {"release": "  "},
+        {"release": "r", "data": ""},
+        {"release": "r", "dataset": " "},
+    ],
+)
+def test_an_empty_release_path_is_refused_not_read_as_none(options: dict[str, str]) -> None:
+    with pytest.raises(ValidationError, match="is empty"):
+        MPTOptions.model_validate(options)
+
+
 async def test_history_sessions_replay_dialogue_and_calls() -> None:
     bench = MPTBenchmark()
     records = await _run(bench, ScriptedAPI(responder=lambda r: "{}"))

@@ -12,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from rapport._json import loads_strict
 from rapport.log import Problem, letter
 
 from ._problems import ProblemSourceError, boxed_contents
@@ -112,7 +113,7 @@ def _load_file(path: Path, source: str) -> list[Problem]:
 
 
 def _read_json(path: Path) -> list[Row]:
-    data = json.loads(path.read_text(encoding="utf-8-sig"))
+    data = loads_strict(path.read_text(encoding="utf-8-sig"))
     if isinstance(data, dict):
         data = next((v for v in data.values() if isinstance(v, list)), [data])
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
@@ -122,7 +123,7 @@ def _read_json(path: Path) -> list[Row]:
 
 def _read_jsonl(path: Path) -> list[Row]:
     text = path.read_text(encoding="utf-8-sig")
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [loads_strict(line) for line in text.splitlines() if line.strip()]
 
 
 def _read_csv(path: Path) -> list[Row]:

@@ -68,6 +68,10 @@ class MPTOptions(BaseModel):
     def _ordered(self) -> MPTOptions:
         if self.sessions_min > self.sessions_max:
             raise ValueError("sessions_min must not exceed sessions_max")
+        for key in ("release", "data", "dataset"):
+            value = getattr(self, key)
+            if value is not None and not value.strip():
+                raise ValueError(f"{key} is empty: give a path or leave it out")
         if self.release is None:
             unused = [k for k in ("data", "dataset") if k in self.model_fields_set]
             if unused:
@@ -111,12 +115,12 @@ class MPTBenchmark(Benchmark):
 
     def default_users(self) -> int | None:
         """With a release, all of its examples; else the config's default."""
-        return len(self._release_plans()) if self.options.release else None
+        return len(self._release_plans()) if self.options.release is not None else None
 
     def users(self, n: int, seed: int) -> list[UserSpec]:
         """``n`` users: generated from ``seed``, or the release's first ``n`` examples."""
         o = self.options
-        if o.release:
+        if o.release is not None:
             plans = self._release_plans()
             if n > len(plans):
                 raise ValueError(f"--users {n}: the release data holds {len(plans)} examples")

@@ -5,28 +5,15 @@ and the entry (a run never starts on values coerced to text, nor fails session b
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
+from rapport._json import RepeatedKeyError, loads_strict
+
 
 class ReleaseLayoutError(ValueError):
     """A directory or file that is not in the release's layout (one line says what is missing)."""
-
-
-class _RepeatedKey(ValueError):
-    pass
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object, refusing a key given twice (``json`` would keep the last silently)."""
-    obj: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in obj:
-            raise _RepeatedKey(key)
-        obj[key] = value
-    return obj
 
 
 def read_json(path: Path, what: str) -> tuple[Any, bytes]:
@@ -39,12 +26,12 @@ def read_json(path: Path, what: str) -> tuple[Any, bytes]:
         raise ReleaseLayoutError(f"release layout: missing {what} ({path})")
     try:
         payload = path.read_bytes()
-        return json.loads(payload.decode("utf-8-sig"), object_pairs_hook=_unique_keys), payload
+        return loads_strict(payload.decode("utf-8-sig")), payload
     except OSError as exc:
         raise ReleaseLayoutError(f"release layout: cannot read {what} ({path}: {exc})") from exc
-    except _RepeatedKey as exc:
+    except RepeatedKeyError as exc:
         raise ReleaseLayoutError(
-            f"release layout: {what} repeats the key '{exc}' in one object ({path})"
+            f"release layout: {what} repeats the key '{exc.key}' in one object ({path})"
         ) from exc
     # ValueError: also JSON's decode error and an integer of more digits than Python reads.
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
