@@ -266,3 +266,37 @@ def test_demo_size_is_set_by_users_and_sessions(
     curves = {row.split()[0]: row.split()[1:] for row in lines[start + 1 : start + 4]}
     assert set(curves) == {"none", "reflection", "oracle"}
     assert all(len(values) == 3 for values in curves.values())
+
+
+@pytest.mark.parametrize("name", ["collab", "collab-ablation", "mpt", "prefix", "gym", "scripted"])
+def test_run_help_lists_every_option_of_the_benchmark(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rapport.envs import benchmark_class
+
+    with pytest.raises(SystemExit) as exc:
+        main(["run", name, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "--run-dir DIR" in out  # the runner's own flags come first
+    model = benchmark_class(name).options_model
+    assert model is not None
+    for field, info in model.model_fields.items():
+        assert f"  --{field.replace('_', '-')} " in out
+        assert info.description, f"{name}.{field} has no docstring to show"
+
+
+def test_run_help_shows_choices_defaults_and_lists_without_a_benchmark(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "collab", "--help"])
+    out = capsys.readouterr().out
+    assert "--user llm|rules\n" in out
+    assert "(default: llm)" in out and "(default: not set)" in out
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "benchmarks: collab, collab-ablation, mpt" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["run", "nosuch", "--help"])
+    assert "unknown benchmark 'nosuch'" in capsys.readouterr().out

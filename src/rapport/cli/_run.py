@@ -21,6 +21,7 @@ from rapport.report import build_report, render_text, write_html
 
 from ._config import add_experiment_flags, config_from_args
 from ._errors import UsageError, reading_stores
+from ._options_help import BenchmarkHelp
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,6 +33,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "Further --name VALUE pairs are options of the benchmark.",
         # Benchmark options must reach the benchmark whole: '--user rules' is not '--users'.
         allow_abbrev=False,
+        add_help=False,
+    )
+    parser.add_argument(
+        "-h", "--help", action=BenchmarkHelp, help="show this help and the benchmark's options"
     )
     parser.add_argument("benchmark", help="benchmark name (collab, mpt, prefix, gym ...)")
     add_experiment_flags(parser)

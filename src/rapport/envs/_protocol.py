@@ -147,6 +147,9 @@ class Benchmark(ABC):
     roles: ClassVar[tuple[str, ...] | None] = None
     """The model roles its episodes ask for besides ``agent`` (``judge`` stands for every
     judge role). None: not said, so the runner builds every role and accepts any."""
+    options_model: ClassVar[type[BaseModel] | None] = None
+    """The model that validates ``config.options`` (``rapport run NAME --help`` lists its
+    fields); None: not said."""
 
     @classmethod
     @abstractmethod

@@ -42,7 +42,7 @@ from ._sources import load_problems
 class CollabOptions(BaseModel):
     """The options of ``collab`` (``config.options``; unknown keys are rejected)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     problems: str = "generated"
     """Where problems come from: ``math500``, ``generated`` or a local file path."""
@@ -120,6 +120,7 @@ class CollabBenchmark(Benchmark):
     """
 
     name = "collab"
+    options_model = CollabOptions
     metrics = ("TS", "UE", "UE_pref", "Len")
     lower_is_better = frozenset({"UE", "UE_pref", "Len"})
     produces = (CollabOutcome,)

@@ -31,7 +31,7 @@ from ._report import report_tables
 class GymOptions(BaseModel):
     """Options of the gym benchmark (CLI values arrive as strings; unknown names are refused)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     env: list[str] = Field(default_factory=lambda: ["function", "telepathy"], min_length=1)
     """Gyms to run, comma separated: function, telepathy, turtle, intention, travel, ..."""
@@ -96,6 +96,7 @@ class GymBenchmark(Benchmark):
     """User-centric gyms under the runner: one user = one environment stream."""
 
     name = "gym"
+    options_model = GymOptions
     metrics = ("reward", "success")
     produces = (GymOutcome,)
     roles = ("user", "judge")

@@ -38,7 +38,7 @@ from ._tools import call_model, check_call, tools_instructions
 class MPTOptions(BaseModel):
     """Options of the ``mpt`` benchmark (``--option KEY=VALUE``; strings are coerced)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     drift: float = Field(default=0.2, ge=0.0, le=1.0)
     """Share of users who reverse one preference part-way (the latest behaviour is the truth)."""
@@ -92,6 +92,7 @@ class MPTBenchmark(Benchmark):
     """
 
     name = "mpt"
+    options_model = MPTOptions
     metrics = ("p_em", "oa_f1", "f1", "token_ratio")
     lower_is_better = frozenset({"token_ratio"})
     produces = (MPTHistoryOutcome, MPTEvalOutcome)

@@ -43,6 +43,7 @@ class PrefixBenchmark(Benchmark):
     """PrefIx: each user holds interaction preferences and brings one task per session."""
 
     name = "prefix"
+    options_model = PrefixOptions
     produces = (PrefixOutcome,)
     roles = ("user", "judge")
     metrics = (

@@ -26,7 +26,7 @@ class PrefixOptions(BaseModel):
     """Benchmark options (``--condition``, ``--settings`` ... on the command line; unknown
     names are refused)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     condition: list[Literal["no_p", "p"]] = Field(
         default_factory=lambda: ["no_p", "p"],  # type: ignore[arg-type]
@@ -48,7 +48,9 @@ class PrefixOptions(BaseModel):
     paper's protocol, ``paper``: ``reliability_runs`` judge runs on ``reliability_samples``
     sessions per condition (the first session of the first users), the CV over those."""
     reliability_samples: int = Field(default=5, ge=1, le=1000)
+    """Sessions per condition the ``paper`` protocol judges again (the paper: 5)."""
     reliability_runs: int = Field(default=20, ge=2, le=1000)
+    """Judge runs on each of those sessions under the ``paper`` protocol (the paper: 20)."""
     result_chars: int | None = Field(default=None, ge=200)
     """Longest system-tool result the agent reads, in characters (longer ones are cut with
     a note); None (default): whole, as bfcl-eval. For small-context local models, since

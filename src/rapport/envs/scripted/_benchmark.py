@@ -33,7 +33,7 @@ TOPICS = ("sorting", "graphs", "algebra", "probability", "recursion", "geometry"
 class ScriptedOptions(BaseModel):
     """Options of the scripted benchmark (CLI values arrive as strings)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     delay: float = Field(default=0.0, ge=0.0)
     """Seconds to sleep per turn (to make a run slow enough to interrupt)."""
@@ -45,6 +45,7 @@ class ScriptedBenchmark(Benchmark):
     """A benchmark with no hidden costs: every session is a few scripted exchanges."""
 
     name = "scripted"
+    options_model = ScriptedOptions
     metrics = ("hit", "words")
     lower_is_better = frozenset({"words"})
     produces = (ScriptedOutcome,)
