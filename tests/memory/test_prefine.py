@@ -171,6 +171,48 @@ def test_what_counts_as_copying_the_instructions() -> None:
     assert [echoes_prompt(Hypothesis(text=t)) for t in own] == [False] * len(own)
 
 
+def test_copied_level_and_support_tags_are_cut_from_a_hypothesis() -> None:
+    from rapport.memory.prefine._loop import strip_copied_tags
+
+    cases = {
+        # whole tags and tags cut off at the length limit, as a 0.5B wrote them
+        "travels with a family of four. [value; support 1] [domain; support 1": (
+            "travels with a family of four."
+        ),
+        "sees a therapist. [value; support 1] [domain; support 1] [domain; not]": (
+            "sees a therapist."
+        ),
+        "keeps costs low across [value; support 3] [value; 4": "keeps costs low across",
+        "prefers economy class [cross": "prefers economy class",
+        "likes [cross-domain; support 2] quiet rooms   ": "likes quiet rooms",
+        "[value; support 1]": "",
+        # brackets that are not our tags stay
+        "books tables at [Main St] places": "books tables at [Main St] places",
+        "prefers [value] brands for one service": "prefers [value] brands for one service",
+    }
+    assert {t: strip_copied_tags(t) for t in cases} == cases
+
+
+async def test_candidates_that_differ_only_by_copied_tags_are_one_candidate() -> None:
+    script = Script(
+        generations=[
+            [
+                "keeps costs low [value; support 1]",
+                "keeps costs low [value; support 2] [domain; support 1",
+                "[domain; support 1]",
+                "travels alone",
+            ]
+        ],
+        verdicts=[[OK, OK]],
+    )
+    memory = PRefineMemory(ModelRoles({"all": ScriptedAPI(responder=script)}))
+    user = UserRef(id="u")
+    await memory.learn(user, _record())
+    assert [i.text for i in memory.snapshot(user).items] == ["keeps costs low", "travels alone"]
+    rounds = memory.snapshot(user).data["last_rounds"]
+    assert [c["text"] for c in rounds[0]["candidates"]] == ["keeps costs low", "travels alone"]
+
+
 async def test_context_is_one_compact_line_within_budget() -> None:
     script = Script(
         generations=[["keeps costs low", "travels alone", "likes mornings"]],

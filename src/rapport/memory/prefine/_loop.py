@@ -104,6 +104,23 @@ def echoes_prompt(hypothesis: Hypothesis) -> bool:
     return any(line in words for line in lines)
 
 
+_LEVEL_WORD = r"(?:value|domain|cross(?:-domain)?|support)"
+_COPIED_TAG = re.compile(
+    r"\s*\[\s*(?:(?:value|domain|cross-domain)\s*;[^\[\]]{0,40}|support\s*\d+\s*)\]", re.I
+)
+_CUT_TAG = re.compile(rf"\s*\[\s*(?:{_LEVEL_WORD}\b[^\[\]]*|\d+[^\[\]]*|;[^\[\]]*|)$", re.I)
+
+
+def strip_copied_tags(text: str) -> str:
+    """The text without copies of the ``[level; support n]`` tags the prompts put after each
+    hypothesis (whole, or cut off by the length limit): small models copy them into the
+    text, where they pile up round after round."""
+    text = _COPIED_TAG.sub("", text)
+    while (stripped := _CUT_TAG.sub("", text)) != text:
+        text = stripped
+    return " ".join(text.split())
+
+
 def render_memory(hypotheses: list[Hypothesis]) -> str:
     """Hypotheses as prompt lines (``(none yet)`` when empty)."""
     if not hypotheses:
@@ -141,8 +158,12 @@ async def generate(
         schema=HypothesisSet,
         config=GenerateConfig(max_tokens=400),
     )
-    hypotheses: list[Hypothesis] = out.parsed.hypotheses[:limit]
-    return hypotheses
+    hypotheses: dict[str, Hypothesis] = {}
+    for proposed in out.parsed.hypotheses:
+        text = strip_copied_tags(proposed.text)
+        if len(text) >= 3 and _key_text(text) not in hypotheses:
+            hypotheses[_key_text(text)] = proposed.model_copy(update={"text": text})
+    return list(hypotheses.values())[:limit]
 
 
 async def verify(
@@ -229,5 +250,9 @@ async def refine(
     return list(accepted.values())[:limit], rounds
 
 
+def _key_text(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
 def _key(hypothesis: Hypothesis) -> str:
-    return " ".join(hypothesis.text.lower().split())
+    return _key_text(hypothesis.text)
