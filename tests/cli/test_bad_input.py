@@ -449,6 +449,18 @@ CASES: list[Case] = [
         _write("p.jsonl", '{"persona": "a nurse", "persona": "a pilot"}\n'),
         "'persona' is given twice",
     ),
+    (
+        "benchmark-entry-not-a-benchmark",
+        ["run", "os:system", "--model", "all=scripted/echo", "--run-dir", "{tmp}/new"],
+        None,
+        "not a Benchmark subclass",
+    ),
+    (
+        "benchmark-entry-abstract",
+        ["run", "rapport.envs:Benchmark", "--model", "all=scripted/echo", "--run-dir", "{tmp}/n"],
+        None,
+        "abstract",
+    ),
     # --- numeric flags outside `run`, and empty run dirs ---
     ("view-port-underscore", [*VIEW, "--port", "1_0"], None, "--port"),
     ("view-port-full-width", [*VIEW, "--port", "\uff18\uff10"], None, "--port"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from rapport.llm import load_entry, load_plugins
@@ -35,9 +36,13 @@ def benchmark_class(name: str) -> type[Benchmark]:
         load_plugins("rapport.benchmarks", BENCHMARKS)
     if name not in BENCHMARKS and ":" not in name:
         raise UnknownBenchmarkError(f"unknown benchmark '{name}' (known: {', '.join(BENCHMARKS)})")
-    cls = load_entry(BENCHMARKS.get(name, name))
+    entry = BENCHMARKS.get(name, name)
+    cls = load_entry(entry)
     if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
-        raise UnknownBenchmarkError(f"'{BENCHMARKS[name]}' is not a Benchmark subclass")
+        raise UnknownBenchmarkError(f"'{entry}' is not a Benchmark subclass")
+    if inspect.isabstract(cls):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        raise UnknownBenchmarkError(f"'{entry}' is abstract (it does not define {missing})")
     return cls
 
 
