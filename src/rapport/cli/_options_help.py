@@ -48,12 +48,9 @@ def _value_hint(annotation: Any) -> str:
 
 
 def _default(field: FieldInfo) -> str:
-    if field.default_factory is not None:
-        value = field.default_factory()  # type: ignore[call-arg]
-    elif field.default is PydanticUndefined:
+    value = field.get_default(call_default_factory=True)
+    if value is PydanticUndefined:
         return "required"
-    else:
-        value = field.default
     if value is None:
         return "default: not set"
     if isinstance(value, bool):
@@ -84,7 +81,7 @@ def benchmark_help(name: str | None) -> str:
     try:
         model = benchmark_class(name).options_model
     except (UnknownBenchmarkError, ImportError) as exc:
-        return f"{exc}"
+        return str(exc)
     if model is None:
         return f"{name} does not list its options."
     head = f"options of {name} (--name VALUE, or under 'options:' in a --config file):"

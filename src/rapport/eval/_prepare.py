@@ -19,7 +19,7 @@ from rapport.envs import Benchmark, conditions_for, create_benchmark
 from rapport.llm import ModelError, ModelRoles
 from rapport.log import MAX_USERS, Condition, ExperimentConfig
 from rapport.memory import MEMORIES, Memory, create_memory, is_memory
-from rapport.store import RUN_FILE, RUN_TABLES, SqliteCache, StoreError, check_database
+from rapport.store import RUN_FILE, SqliteCache, StoreError, check_run_store
 
 from ._orchestrator import one_line
 from ._runner import (
@@ -137,7 +137,7 @@ def check_run_dir(run_dir: Path) -> None:
     fresh = store.is_file() and store.stat().st_size == 0  # made by a lock, nothing stored
     if (store.exists() or store.is_symlink()) and not fresh:
         try:
-            check_database(store, "run", "a rapport run store", also=RUN_TABLES)
+            check_run_store(store)
         except StoreError as exc:
             raise ExperimentError(f"run dir {run_dir}: {exc}") from exc
 

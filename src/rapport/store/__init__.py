@@ -3,7 +3,6 @@
 from ._queries import ErrorRow, SessionRow
 from ._sqlite import (
     RUN_FILE,
-    RUN_TABLES,
     ConfigMismatchError,
     RoleUsage,
     RunDirBusy,
@@ -12,6 +11,7 @@ from ._sqlite import (
     SqliteCache,
     StoreError,
     check_database,
+    check_run_store,
     config_differences,
     default_cache_path,
     is_sqlite_file,
@@ -19,7 +19,6 @@ from ._sqlite import (
 
 __all__ = [
     "RUN_FILE",
-    "RUN_TABLES",
     "ConfigMismatchError",
     "ErrorRow",
     "RoleUsage",
@@ -30,6 +29,7 @@ __all__ = [
     "SqliteCache",
     "StoreError",
     "check_database",
+    "check_run_store",
     "config_differences",
     "default_cache_path",
     "is_sqlite_file",

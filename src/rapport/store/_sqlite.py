@@ -34,7 +34,7 @@ from ._queries import where as _filters
 RUN_FILE = "run.sqlite"
 
 # Tables every run store has held since the first release; `invocations` came later.
-RUN_TABLES = ("users", "sessions", "model_calls", "memory_versions")
+_RUN_TABLES = ("users", "sessions", "model_calls", "memory_versions")
 
 # Fields that may change between invocations on one run dir without changing its results.
 _EXECUTION_FIELDS = frozenset({"concurrency", "run_dir", "cache", "model_settings"})
@@ -148,6 +148,15 @@ def check_database(path: Path, table: str, what: str, *, also: Collection[str] =
         raise StoreError(f"{path} is damaged ({' '.join(str(verdict).split())[:120]})")
 
 
+def check_run_store(path: Path) -> None:
+    """Refuse a file that is not an intact run store (`check_database` with its tables).
+
+    Raises:
+        StoreError: one line saying what is wrong with it.
+    """
+    check_database(path, "run", "a rapport run store", also=_RUN_TABLES)
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
     conn.row_factory = sqlite3.Row
@@ -214,7 +223,7 @@ class RunStore(ViewQueries):
         if readonly and _empty_file(self.path):  # a lock made it; nothing was stored
             raise FileNotFoundError(f"no run found in {self.run_dir} ({RUN_FILE} is empty)")
         if self.path.exists() and not (create and _empty_file(self.path)):
-            check_database(self.path, "run", "a rapport run store", also=RUN_TABLES)
+            check_run_store(self.path)
         self._lock = threading.Lock()
         if readonly:
             self._conn = _connect_readonly(self.path)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from importlib import resources
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, create_model
 
@@ -104,11 +104,13 @@ def echoes_prompt(hypothesis: Hypothesis) -> bool:
     return any(line in words for line in lines)
 
 
-_LEVEL_WORD = r"(?:value|domain|cross(?:-domain)?|support)"
+_LEVELS = "|".join(get_args(Level))
 _COPIED_TAG = re.compile(
-    r"\s*\[\s*(?:(?:value|domain|cross-domain)\s*;[^\[\]]{0,40}|support\s*\d+\s*)\]", re.I
+    rf"\s*\[\s*(?:(?:{_LEVELS})\s*;[^\[\]]{{0,40}}|support\s*\d+\s*)\]", re.IGNORECASE
 )
-_CUT_TAG = re.compile(rf"\s*\[\s*(?:{_LEVEL_WORD}\b[^\[\]]*|\d+[^\[\]]*|;[^\[\]]*|)$", re.I)
+_CUT_TAG = re.compile(
+    rf"\s*\[\s*(?:(?:{_LEVELS}|cross|support)\b[^\[\]]*|\d+[^\[\]]*|;[^\[\]]*|)$", re.IGNORECASE
+)
 
 
 def strip_copied_tags(text: str) -> str:
@@ -161,8 +163,9 @@ async def generate(
     hypotheses: dict[str, Hypothesis] = {}
     for proposed in out.parsed.hypotheses:
         text = strip_copied_tags(proposed.text)
-        if len(text) >= 3 and _key_text(text) not in hypotheses:
-            hypotheses[_key_text(text)] = proposed.model_copy(update={"text": text})
+        key = _key_text(text)
+        if len(text) >= 3 and key not in hypotheses:
+            hypotheses[key] = proposed.model_copy(update={"text": text})
     return list(hypotheses.values())[:limit]
 
 
