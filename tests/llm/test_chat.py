@@ -95,3 +95,39 @@ def test_a_bare_call_followed_by_an_invented_tool_response_is_still_a_call() -> 
     rest, calls = parse_tool_calls(text, ["cd"])
     assert [(c.name, c.arguments) for c in calls] == [("cd", {"folder": "docs"})]
     assert rest == ""
+
+
+def test_bare_calls_one_per_line_are_all_calls() -> None:
+    text = (
+        '{"name": "login", "arguments": {}}\n'
+        '{"name": "book", "arguments": {"to": "Paris"}}\n'
+        '[{"name": "pay", "arguments": {"card": "1"}}]'
+    )
+    rest, calls = parse_tool_calls(text, ["login", "book", "pay"])
+    assert [(c.name, c.arguments) for c in calls] == [
+        ("login", {}),
+        ("book", {"to": "Paris"}),
+        ("pay", {"card": "1"}),
+    ]
+    assert rest == ""
+
+
+def test_a_last_bare_call_cut_by_the_token_budget_is_dropped() -> None:
+    whole = '{"name": "book", "arguments": {"to": "Paris"}}\n'
+    for cut in ('{"name": "book", "arguments": {"to": "Par', '{"name": "book", "argu', "{"):
+        rest, calls = parse_tool_calls(whole + cut, ["book"])
+        assert [(c.name, c.arguments) for c in calls] == [("book", {"to": "Paris"})], cut
+        assert rest == ""
+
+
+def test_bare_calls_followed_by_anything_else_stay_text() -> None:
+    whole = '{"name": "book", "arguments": {"to": "Paris"}}\n'
+    for tail in (
+        "Done, the flight is booked.",
+        '{"name": "book", "arguments": {"to": 3 "x"}} more',
+        '{"name": "unknown", "arguments": {}}',
+        '{"name": "book", "arguments": "not json"}',
+    ):
+        text = whole + tail
+        assert parse_tool_calls(text, ["book"]) == (text.strip(), []), tail
+    assert parse_tool_calls('{"name": "book", "argu', ["book"]) == ('{"name": "book", "argu', [])

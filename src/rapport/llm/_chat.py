@@ -137,23 +137,29 @@ def _decode_call(
 
 
 def _bare_calls(text: str, tool_names: Collection[str]) -> list[ToolCall]:
-    """Calls from a reply that is only a JSON call object or a list of them; else []."""
+    """Calls from a reply made only of JSON call objects; else [].
+
+    The objects may be one, a list, or a run of them separated by whitespace (small models
+    write one per line). Two inventions of small models are tolerated after at least one
+    complete call: a made-up ``<tool_response>`` (dropped, never shown as a real result) and
+    a last object cut off by the token budget (dropped: it cannot be run).
+    """
     body = text.strip()
     if body.startswith("```"):
         body = body.split("\n", 1)[1] if "\n" in body else ""
         body = body.rsplit("```", 1)[0].strip()
-    try:
-        value = json.loads(body, strict=False)
-    except ValueError:
-        # Small models sometimes follow the call with a tool response they made up: keep the
-        # call, drop the invention (it is never shown to anyone as a real result).
+    decoder = json.JSONDecoder(strict=False)
+    items: list[Any] = []
+    pos = 0
+    while pos < len(body):
         try:
-            value, end = json.JSONDecoder(strict=False).raw_decode(body)
+            value, pos = decoder.raw_decode(body, pos)
         except ValueError:
-            return []
-        if not body[end:].lstrip().startswith("<tool_response>"):
-            return []
-    items = value if isinstance(value, list) else [value]
+            if not items or not _is_cut_or_invented(body[pos:]):
+                return []
+            break
+        items.extend(value if isinstance(value, list) else [value])
+        pos = len(body) - len(body[pos:].lstrip())
     calls: list[ToolCall] = []
     for index, item in enumerate(items):
         if not isinstance(item, dict) or item.get("name") not in tool_names:
@@ -166,3 +172,17 @@ def _bare_calls(text: str, tool_names: Collection[str]) -> list[ToolCall]:
             ToolCall(id=tool_call_id(name, arguments, index), name=name, arguments=arguments)
         )
     return calls
+
+
+def _is_cut_or_invented(rest: str) -> bool:
+    """Whether what follows the complete calls is an invented tool response or one object
+    that never closed (the reply ran out of tokens inside it)."""
+    if rest.startswith("<tool_response>"):
+        return True
+    if not rest.startswith("{"):
+        return False
+    try:
+        json.JSONDecoder(strict=False).raw_decode(rest)
+    except json.JSONDecodeError as exc:
+        return exc.pos >= len(rest.rstrip()) or "Unterminated" in exc.msg
+    return False
