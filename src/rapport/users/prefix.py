@@ -18,7 +18,20 @@ from rapport.llm import (
 )
 from rapport.prefs.prefix import Setting
 
+from ._simulator import sounds_like_assistant
+
 END_TOKEN = "<END>"
+OPENING_CUE = (
+    "(You are the person, not the assistant. Write your first message: ask for your task.)"
+)
+GO_ON = "Please go on."
+_NARRATES = re.compile(r"^\W*(?:the|my) (?:assistant|agent)\b", re.IGNORECASE)
+
+
+def slips_out_of_role(text: str) -> bool:
+    """Whether a user message speaks as the assistant or narrates it in the third person
+    (small user models do both: "How can I help?", "The assistant ran book_flight.")."""
+    return sounds_like_assistant(text) or bool(_NARRATES.match(text))
 
 
 class PreferenceLeak(RuntimeError):
@@ -42,7 +55,10 @@ class UserSimulator:
         model: the ``user`` model.
         settings: the preferences the user holds (shown only implicitly).
         instruction: the coarse task instruction with every value the user knows.
-        retries: re-asks after a message that names the preference.
+        retries: re-asks after a message that names the preference or slips out of role.
+
+    A message still out of role after the retries is replaced by code: the instruction
+    itself when it is the opening, else a request to go on; `replaced` counts them.
     """
 
     def __init__(
@@ -52,6 +68,8 @@ class UserSimulator:
         self.settings = list(settings)
         self.instruction = instruction
         self.retries = retries
+        self.replaced = 0
+        """Messages code wrote because every attempt slipped out of role."""
 
     def system_prompt(self) -> str:
         """The simulator's instructions, rendered from package data."""
@@ -74,9 +92,7 @@ class UserSimulator:
         """
         messages = [Message(role="system", content=self.system_prompt()), *seen]
         if not seen:
-            messages.append(
-                Message(role="user", content="(The assistant is ready. Say what you need.)")
-            )
+            messages.append(Message(role="user", content=OPENING_CUE))
 
         def unleaked(output: ModelOutput, _last: bool) -> str:
             leaks = leaked_terms(output.text.replace(END_TOKEN, ""), self.settings)
@@ -84,6 +100,11 @@ class UserSimulator:
                 raise Invalid(
                     f"(Rewrite that message without the words {leaks}: show how you "
                     "feel through your reaction only.)"
+                )
+            if slips_out_of_role(output.text):
+                raise Invalid(
+                    "(You are the person who wants the task done, not the assistant. Write "
+                    "what you say to the assistant, in the first person.)"
                 )
             return output.text.strip()
 
@@ -97,9 +118,14 @@ class UserSimulator:
                 config=GenerateConfig(max_tokens=200),
                 what="user message",
             )
-        except OutputValidationError as exc:  # every attempt leaked (no schema is asked for)
+        except OutputValidationError as exc:  # every attempt was invalid (no schema is asked)
             leaks = leaked_terms(exc.raw.replace(END_TOKEN, ""), self.settings)
-            raise PreferenceLeak(f"the simulated user kept naming its preference: {leaks}") from exc
+            if leaks:
+                raise PreferenceLeak(
+                    f"the simulated user kept naming its preference: {leaks}"
+                ) from exc
+            self.replaced += 1
+            return self.instruction if not seen else GO_ON
 
 
 def is_end(text: str) -> bool:

@@ -17,7 +17,8 @@ from rapport.envs.prefix import (
     required_literals,
     task_by_id,
 )
-from rapport.llm import Model, ScriptedAPI
+from rapport.llm import Message, Model, ScriptedAPI
+from rapport.users.prefix import GO_ON, slips_out_of_role
 
 SETTING = get_setting("each_confirmation")
 
@@ -66,3 +67,35 @@ async def test_coarsening_retries_then_drops_a_task_that_loses_values() -> None:
     good = json.dumps({"instruction": " ".join(task.turns)})
     kept = await coarsen(task, Model(ScriptedAPI([bad, good])), retries=2)
     assert kept.instruction == " ".join(task.turns)
+
+
+@pytest.mark.parametrize(
+    "slip",
+    [
+        "Sure, I'm ready! What do you need help with?",
+        "The assistant ran book_flight with the specified arguments.",
+        "How can I assist you today?",
+    ],
+)
+async def test_a_reply_out_of_role_is_retried_with_a_reminder(slip: str) -> None:
+    api = ScriptedAPI([slip, "Please book my flight to Paris."])
+    user = UserSimulator(Model(api, role="user"), [SETTING], "Book a flight to Paris.")
+    assert await user.reply([]) == "Please book my flight to Paris."
+    assert "not the assistant" in api.requests[1].messages[-1].content
+    assert user.replaced == 0
+
+
+async def test_a_user_that_stays_out_of_role_is_replaced_by_code() -> None:
+    slip = "The assistant booked the flight."
+    opening = UserSimulator(Model(ScriptedAPI([slip] * 3)), [SETTING], "Book a flight to Paris.")
+    assert await opening.reply([]) == "Book a flight to Paris."
+    later = UserSimulator(Model(ScriptedAPI([slip] * 3)), [SETTING], "Book a flight to Paris.")
+    seen = [Message(role="assistant", content="Book it."), Message(role="user", content="Done.")]
+    assert await later.reply(seen) == GO_ON
+    assert opening.replaced == later.replaced == 1
+
+
+def test_the_user_may_speak_of_the_assistant_as_you() -> None:
+    assert not slips_out_of_role("You booked the wrong date; the assistant part is fine.")
+    assert not slips_out_of_role("Thanks! That is all I needed. <END>")
+    assert slips_out_of_role("My assistant has finished the booking.")

@@ -43,6 +43,7 @@ AGENT_STEPS = 8
 """Agent replies (tool rounds) per user message before the user is asked to go on."""
 DEFERRED = "not run: a question to the person came first; re-issue it after reading the answer"
 COARSENED_BY_MODEL = "coarsened by the user model"
+USER_REPLACED = "user message written by code (every attempt spoke as the assistant)"
 
 
 class _Over(Exception):
@@ -126,7 +127,7 @@ class PrefixEpisode(Episode):
             self.models.get("user"), self.plan.settings, self.instruction
         )
         try:
-            self._user_says(log, await self._user_reply())
+            self._user_says(log, await self._user_reply(log))
         except _Over as stop:
             self._stop(log, str(stop))
 
@@ -167,7 +168,7 @@ class PrefixEpisode(Episode):
             else:
                 self._agent_text(log, output.text)
             self.steps = 0
-            self._user_says(log, await self._user_reply())
+            self._user_says(log, await self._user_reply(log))
         except _Over as stop:
             self._stop(log, str(stop))
 
@@ -224,12 +225,16 @@ class PrefixEpisode(Episode):
             raise _Over("message limit reached")
         return log.say(speaker, text, list(calls))
 
-    async def _user_reply(self) -> str:
+    async def _user_reply(self, log: SessionLog) -> str:
         assert self.simulator is not None
+        replaced = self.simulator.replaced
         try:
-            return await self.simulator.reply(self.user_view)
+            text = await self.simulator.reply(self.user_view)
         except PreferenceLeak as exc:
             raise SessionFailure("user", str(exc)[:500], error_type="PreferenceLeak") from exc
+        if self.simulator.replaced > replaced:
+            log.note(f"{USER_REPLACED}: {text[:80]}", turn=log.next_turn)
+        return text
 
     def _user_says(self, log: SessionLog, text: str) -> None:
         self._say(log, "user", text)
@@ -339,7 +344,7 @@ class PrefixEpisode(Episode):
         question = "\n".join([*self.shown, _message_of(call)])
         self.shown = []
         self.user_view.append(Message(role="user", content=question))
-        answer = await self._user_reply()
+        answer = await self._user_reply(log)
         self.user_view.append(Message(role="assistant", content=answer))
         self._tool_result(log, call, f"The person answered: {answer}", interaction=True)
         if is_end(answer):
