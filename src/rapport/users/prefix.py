@@ -25,6 +25,7 @@ OPENING_CUE = (
     "(You are the person, not the assistant. Write your first message: ask for your task.)"
 )
 GO_ON = "Please go on."
+DONE = f"That is all for now. {END_TOKEN}"
 _NARRATES = re.compile(r"^\W*(?:the|my) (?:assistant|agent)\b", re.IGNORECASE)
 
 
@@ -57,8 +58,9 @@ class UserSimulator:
         instruction: the coarse task instruction with every value the user knows.
         retries: re-asks after a message that names the preference or slips out of role.
 
-    A message still out of role after the retries is replaced by code: the instruction
-    itself when it is the opening, else a request to go on; `replaced` counts them.
+    A message still out of role after the retries is replaced by code (`replaced` counts
+    them): the instruction itself when it is the opening, else what the caller passes as
+    `instead` (a request to go on by default).
     """
 
     def __init__(
@@ -84,7 +86,7 @@ class UserSimulator:
             end=END_TOKEN,
         )
 
-    async def reply(self, seen: Sequence[Message]) -> str:
+    async def reply(self, seen: Sequence[Message], *, instead: str = GO_ON) -> str:
         """The user's next message given what the user has seen (its own lines as assistant).
 
         Raises:
@@ -125,7 +127,7 @@ class UserSimulator:
                     f"the simulated user kept naming its preference: {leaks}"
                 ) from exc
             self.replaced += 1
-            return self.instruction if not seen else GO_ON
+            return self.instruction if not seen else instead
 
 
 def is_end(text: str) -> bool:

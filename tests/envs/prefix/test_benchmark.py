@@ -18,10 +18,12 @@ from rapport.envs.prefix import (
     task_by_id,
     ux_dimensions,
 )
+from rapport.envs.prefix._session import USER_REPLACED
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
 from rapport.log import ExperimentConfig, PrefixOutcome, PrefixTask, SessionRecord
 from rapport.memory import BaseMemory
+from rapport.users.prefix import DONE, GO_ON
 
 TASK = task_by_id("multi_turn_base_12")  # cd, touch, echo, wc: two writes
 WRITES = {"touch", "echo"}
@@ -85,10 +87,12 @@ def _judge(score: int, turns: list[int], alignment: int | None = None) -> Script
     )
 
 
-def _models(confirm: bool, user: Callable[[Request], str] = _user) -> ModelRoles:
+def _models(
+    confirm: bool, user: Callable[[Request], str] = _user, agent: ScriptedAPI | None = None
+) -> ModelRoles:
     return ModelRoles(
         {
-            "agent": _agent(confirm),
+            "agent": agent or _agent(confirm),
             "user": ScriptedAPI(responder=user),
             "judge": _judge(4, [0, 1], alignment=5),
             "judge2": _judge(2, [2], alignment=5),
@@ -108,10 +112,11 @@ async def _session(
     prompting: str,
     confirm: bool,
     user_model: Callable[[Request], str] = _user,
+    agent: ScriptedAPI | None = None,
 ) -> SessionRecord:
     user = next(u for u in bench.users(1, 0) if u.preferences == ["tool_initiative_reactive"])
     spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
-    models = _models(confirm, user_model)
+    models = _models(confirm, user_model, agent)
     condition = Condition(
         name=f"{prompting}+none", memory="none", settings={"prompting": prompting}
     )
@@ -205,6 +210,32 @@ async def test_a_user_that_keeps_naming_its_preference_ends_the_session_with_an_
     assert [e.where for e in errors] == ["user"]
     assert record.status == "error"
     assert not record.turns  # the leaking message never reached the agent
+
+
+@pytest.mark.parametrize("acts", [True, False])
+async def test_a_user_model_out_of_role_is_replaced_by_code(acts: bool) -> None:
+    def assistant_voiced(request: Request) -> str:
+        if request.json_schema is not None:
+            return _user(request)
+        return "You're welcome! If you have any other questions, feel free to ask."
+
+    talker = ScriptedAPI(responder=lambda _r: "Anything else I can do?")
+    record = await _session(
+        _bench(settings="tool_initiative_reactive", max_messages="12"),
+        "no_p",
+        False,
+        assistant_voiced,
+        agent=None if acts else talker,
+    )
+    users = [t.text for t in record.turns if t.speaker == "user"]
+    notes = [e for e in record.events_of("note") if e.text.startswith(USER_REPLACED)]
+    assert users[0] == " ".join(TASK.turns)  # the opening is the instruction
+    assert len(notes) == len(users)
+    if acts:  # the agent works after each message: the user asks it to go on
+        assert set(users[1:]) == {GO_ON} and len(users) > 2
+    else:  # the agent only talks: code ends the session
+        assert users[1:] == [DONE]
+    assert record.status == "ok"
 
 
 def test_confirmation_users_only_get_tasks_with_two_writes() -> None:

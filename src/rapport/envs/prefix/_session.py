@@ -25,7 +25,7 @@ from rapport.prefs.prefix import (
     interaction_tools,
     split_items,
 )
-from rapport.users.prefix import PreferenceLeak, UserSimulator, is_end
+from rapport.users.prefix import DONE, GO_ON, PreferenceLeak, UserSimulator, is_end
 
 from .._protocol import AgentRequest, Episode, SessionFailure, SessionLog
 from ._alignment import Step, align
@@ -106,6 +106,8 @@ class PrefixEpisode(Episode):
         self.shown: list[str] = []
         """What the user will see with the agent's next message (notices, activity)."""
         self.steps = 0
+        self.acted = False
+        """Whether the agent ran a system tool since the user's last message."""
         self.replies = 0
         self.turn = -1
         """The conversation's turn: one per user message (answers to questions excluded)."""
@@ -225,11 +227,15 @@ class PrefixEpisode(Episode):
             raise _Over("message limit reached")
         return log.say(speaker, text, list(calls))
 
-    async def _user_reply(self, log: SessionLog) -> str:
+    async def _user_reply(self, log: SessionLog, *, answer: bool = False) -> str:
+        """The user's message; `answer`: it answers a question the agent asked."""
         assert self.simulator is not None
         replaced = self.simulator.replaced
+        # A user model that cannot stay in role after an agent that only talked has
+        # nothing left to ask for: code ends the session rather than urge it on forever.
+        instead = GO_ON if answer or self.acted else DONE
         try:
-            text = await self.simulator.reply(self.user_view)
+            text = await self.simulator.reply(self.user_view, instead=instead)
         except PreferenceLeak as exc:
             raise SessionFailure("user", str(exc)[:500], error_type="PreferenceLeak") from exc
         if self.simulator.replaced > replaced:
@@ -238,6 +244,7 @@ class PrefixEpisode(Episode):
 
     def _user_says(self, log: SessionLog, text: str) -> None:
         self._say(log, "user", text)
+        self.acted = False
         self._next_turn()
         self.user_view.append(Message(role="assistant", content=text))
         self.history.append(Message(role="user", content=text))
@@ -320,6 +327,7 @@ class PrefixEpisode(Episode):
     def _system(self, log: SessionLog, call: ToolCall) -> None:
         assert self.executor is not None
         done = self.executor.call(call.name, call.arguments)
+        self.acted = True
         self.timeline.append(
             Step(
                 name=call.name,
@@ -344,7 +352,7 @@ class PrefixEpisode(Episode):
         question = "\n".join([*self.shown, _message_of(call)])
         self.shown = []
         self.user_view.append(Message(role="user", content=question))
-        answer = await self._user_reply(log)
+        answer = await self._user_reply(log, answer=True)
         self.user_view.append(Message(role="assistant", content=answer))
         self._tool_result(log, call, f"The person answered: {answer}", interaction=True)
         if is_end(answer):
