@@ -131,3 +131,11 @@ def test_bare_calls_followed_by_anything_else_stay_text() -> None:
         text = whole + tail
         assert parse_tool_calls(text, ["book"]) == (text.strip(), []), tail
     assert parse_tool_calls('{"name": "book", "argu', ["book"]) == ('{"name": "book", "argu', [])
+
+
+def test_call_arguments_that_are_not_an_object_make_no_call() -> None:
+    for arguments in ("[1, 2]", "3", '"x"', "true"):
+        text = f'{{"name": "book", "arguments": {arguments}}}'
+        assert parse_tool_calls(text, ["book"]) == (text, []), arguments
+        tagged = f"<tool_call>{text}</tool_call>"
+        assert parse_tool_calls(tagged, ["book"]) == (tagged, []), arguments

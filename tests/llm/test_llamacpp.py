@@ -220,3 +220,22 @@ async def test_a_date_pattern_is_decoded_under_the_grammar(small: ModelAPI) -> N
         config=GenerateConfig(max_tokens=40, max_retries=0),
     )
     assert isinstance(out.parsed, Booking)
+
+
+async def test_a_reply_that_cannot_be_read_fails_its_call_and_the_engine_goes_on(
+    small: ModelAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rapport.llm._llamacpp as llamacpp
+
+    def broken(text: str, tool_names: object = ()) -> object:
+        raise AttributeError("a reading bug")
+
+    request = Request(
+        messages=_ask("Weather in Oslo?"), tools=[WEATHER], config=GenerateConfig(max_tokens=12)
+    )
+    with monkeypatch.context() as patch:
+        patch.setattr(llamacpp, "parse_tool_calls", broken)
+        with pytest.raises(ModelError, match="a reading bug"):
+            await small.complete(request)
+    out = await small.complete(request.model_copy(update={"messages": _ask("Weather in Rome?")}))
+    assert out.text or out.tool_calls

@@ -317,6 +317,8 @@ class BatchDecoder:
             )
         except ModelError as exc:
             result = exc
+        except Exception as exc:  # a bug in decoding one reply fails that call, not the engine
+            result = ModelError(f"reading the reply failed: {type(exc).__name__}: {exc}")
         _resolve(job, result)
 
     def _release(self, job: _Job, *, clean: bool) -> None:

@@ -70,11 +70,16 @@ def chat_messages(messages: list[Message], *, arguments_as_json: bool) -> list[d
     return out
 
 
-def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any] | None:
-    """Tool-call arguments as a dict, or None when they are not a JSON object."""
+def parse_arguments(raw: object) -> dict[str, Any] | None:
+    """Tool-call arguments as a dict, or None when they are not a JSON object (a model may
+    write any JSON value there: a list, a number, ...)."""
     if isinstance(raw, dict):
         return raw
-    if raw is None or not raw.strip():
+    if raw is None:
+        return {}
+    if not isinstance(raw, str):
+        return None
+    if not raw.strip():
         return {}
     try:
         value = json.loads(raw, strict=False)
