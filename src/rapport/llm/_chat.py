@@ -159,8 +159,8 @@ def _bare_calls(text: str, tool_names: Collection[str]) -> list[ToolCall]:
     while pos < len(body):
         try:
             value, pos = decoder.raw_decode(body, pos)
-        except ValueError:
-            if not items or not _is_cut_or_invented(body[pos:]):
+        except json.JSONDecodeError as exc:
+            if not items or not _is_cut_or_invented(body, pos, exc):
                 return []
             break
         items.extend(value if isinstance(value, list) else [value])
@@ -179,15 +179,12 @@ def _bare_calls(text: str, tool_names: Collection[str]) -> list[ToolCall]:
     return calls
 
 
-def _is_cut_or_invented(rest: str) -> bool:
-    """Whether what follows the complete calls is an invented tool response or one object
-    that never closed (the reply ran out of tokens inside it)."""
-    if rest.startswith("<tool_response>"):
+def _is_cut_or_invented(body: str, pos: int, error: json.JSONDecodeError) -> bool:
+    """Whether what follows the complete calls (from `pos`, where decoding failed with
+    `error`) is an invented tool response or one object that never closed (the reply ran
+    out of tokens inside it)."""
+    if body.startswith("<tool_response>", pos):
         return True
-    if not rest.startswith("{"):
+    if not body.startswith("{", pos):
         return False
-    try:
-        json.JSONDecoder(strict=False).raw_decode(rest)
-    except json.JSONDecodeError as exc:
-        return exc.pos >= len(rest.rstrip()) or "Unterminated" in exc.msg
-    return False
+    return error.pos >= len(body) or "Unterminated" in error.msg
