@@ -16,7 +16,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 from rapport.envs import AgentRequest, Benchmark, Episode, SessionLog
 from rapport.envs import _registry as benchmarks
 from rapport.eval import ExperimentError, one_line, prepare_experiment, run_experiment
-from rapport.llm import Message, ModelError, ModelOutput, ModelRoles, Request, ScriptedAPI
+from rapport.eval._orchestrator import CONTEXT_FULL
+from rapport.llm import (
+    ContextFull,
+    Message,
+    ModelError,
+    ModelOutput,
+    ModelRoles,
+    Request,
+    ScriptedAPI,
+)
 from rapport.log import (
     Condition,
     ExperimentConfig,
@@ -146,7 +155,7 @@ def _registered(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(MEMORIES, "gym_only", f"{__name__}:GymOnlyMemory")
 
 
-def _models(failing_role: str = "") -> ModelRoles:
+def _models(failing_role: str = "", error: type[ModelError] = ModelError) -> ModelRoles:
     calls: dict[str, int] = {}
 
     def api(role: str) -> ScriptedAPI:
@@ -154,7 +163,7 @@ def _models(failing_role: str = "") -> ModelRoles:
             calls[role] = calls.get(role, 0) + 1
             # Each role is called once per session here (recall once per agent call).
             if role == failing_role and calls[role] == BROKEN + 1:
-                raise ModelError(f"{role} server down")
+                raise error(f"{role} server down")
             return f"{role} says ok"
 
         return ScriptedAPI(responder=reply, name=f"scripted/{role}")
@@ -193,6 +202,24 @@ async def test_a_model_error_in_any_role_is_recorded_at_that_role(
     error = _only_failure(await _run(tmp_path, _models(role)))
     assert error.where == role and error.error_type == "ModelError"
     assert f"{role} server down" in error.message
+
+
+async def test_an_agent_past_its_context_ends_the_conversation_and_is_scored(
+    tmp_path: Path,
+) -> None:
+    records = await _run(tmp_path, _models("agent", ContextFull))
+    assert [r.status for r in records] == ["ok", "ok", "ok"]
+    full = records[BROKEN]
+    assert [e.text for e in full.events_of("note")] == [f"{CONTEXT_FULL}: agent server down"]
+    assert [t.speaker for t in full.turns] == ["user"], "no agent turn after the refused call"
+    assert "judge" in {c.role for c in full.usage}, "finish still ran"
+    assert full.scores == {"turns": 1.0}
+    assert not any(r.events_of("note") for i, r in enumerate(records) if i != BROKEN)
+
+
+async def test_a_full_context_in_another_role_is_an_error(tmp_path: Path) -> None:
+    error = _only_failure(await _run(tmp_path, _models("user", ContextFull)))
+    assert error.where == "user" and error.error_type == "ContextFull"
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from rapport.llm import (
     Completion,
+    ContextFull,
     GenerateConfig,
     InMemoryCache,
     Message,
@@ -239,3 +240,13 @@ async def test_a_reply_that_cannot_be_read_fails_its_call_and_the_engine_goes_on
             await small.complete(request)
     out = await small.complete(request.model_copy(update={"messages": _ask("Weather in Rome?")}))
     assert out.text or out.tool_calls
+
+
+async def test_a_prompt_past_the_context_is_refused_as_context_full(small: ModelAPI) -> None:
+    long = Request(messages=_ask("word " * 9000), config=GenerateConfig(max_tokens=4))
+    with pytest.raises(ContextFull, match="more than the context of 8192"):
+        await small.complete(long)
+    out = await small.complete(
+        Request(messages=_ask("Say hi."), config=GenerateConfig(max_tokens=4))
+    )
+    assert out.text

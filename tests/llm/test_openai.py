@@ -10,7 +10,7 @@ import httpx
 import pytest
 from pydantic import BaseModel, Field
 
-from rapport.llm import Message, Model, ModelError, ToolCall, ToolSpec, create_api
+from rapport.llm import ContextFull, Message, Model, ModelError, ToolCall, ToolSpec, create_api
 
 Body = dict[str, Any]
 
@@ -156,6 +156,34 @@ async def test_server_errors_become_model_errors_without_the_key() -> None:
     with pytest.raises(ModelError) as info:
         await model.generate([Message(role="user", content="x")])
     assert "500" in str(info.value) and "sk-secret-123" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (
+            400,
+            {"message": "maximum context length is 4096 tokens", "code": "context_length_exceeded"},
+        ),
+        (400, {"message": "This model's maximum context length is 8192 tokens."}),  # vLLM
+        (400, {"message": "request exceeds context size", "type": "exceed_context_size_error"}),
+    ],
+)
+async def test_a_prompt_past_the_context_is_context_full(status: int, error: Body) -> None:
+    server = FakeServer(lambda _b: httpx.Response(status, json={"error": error}))
+    with pytest.raises(ContextFull):
+        await server.model().generate([Message(role="user", content="x")])
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [(400, "invalid tool schema"), (500, "context length computation crashed")],
+)
+async def test_other_refusals_are_not_context_full(status: int, message: str) -> None:
+    server = FakeServer(lambda _b: httpx.Response(status, json={"error": {"message": message}}))
+    with pytest.raises(ModelError) as info:
+        await server.model().generate([Message(role="user", content="x")])
+    assert type(info.value) is ModelError
 
 
 async def test_an_unreachable_server_is_a_model_error() -> None:

@@ -2,10 +2,12 @@
 
 It owns what every session shares: the memory's context (once) and recall (before each
 agent call, with its event), the agent call (asked again while the episode wants), the
-record, and one error policy. A model error in any role ends the session with status
-``error`` and ``where`` set to that role; any other exception in the benchmark's episode or
-in the memory is recorded the same way with ``where`` naming the step. Only an interrupt
-(Ctrl-C, cancellation) leaves a session unrecorded.
+record, and one error policy. An agent whose prompt no longer fits its model's context ends
+the conversation there (a note says so) and the session is finished and scored as it stands,
+as a benchmark scores a model that cannot go on. Any other model error, in any role, ends the
+session with status ``error`` and ``where`` set to that role; any other exception in the
+benchmark's episode or in the memory is recorded the same way with ``where`` naming the step.
+Only an interrupt (Ctrl-C, cancellation) leaves a session unrecorded.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pydantic import ValidationError
 
 from rapport.agents import Agent
 from rapport.envs import AgentRequest, Episode, SessionFailure, SessionLog
-from rapport.llm import ModelError, ModelOutput, redact_secrets
+from rapport.llm import ContextFull, ModelError, ModelOutput, redact_secrets
 from rapport.log import (
     ContextEvent,
     ErrorEvent,
@@ -31,6 +33,9 @@ from rapport.log import (
 from rapport.memory import Memory
 
 T = TypeVar("T")
+
+CONTEXT_FULL = "session stopped: the agent's context is full"
+"""The note of a conversation ended by an agent prompt past its model's context."""
 
 MAX_AGENT_CALLS = 2000
 """A safety net against an episode that never ends: past this the session is an error."""
@@ -125,7 +130,13 @@ class Orchestrator:
             )
             if recall.strip():
                 log.event(RecallEvent(turn=log.next_turn, text=recall))
-            output = await self._ask(episode, request, context, recall)
+            try:
+                output = await self._ask(episode, request, context, recall)
+            except SessionFailure as failure:
+                if not isinstance(failure.__cause__, ContextFull):
+                    raise
+                log.note(f"{CONTEXT_FULL}: {failure.__cause__}")
+                return
             await guarded("benchmark", episode.respond(output, log))
             calls += 1
             if calls >= MAX_AGENT_CALLS and not episode.done:

@@ -29,6 +29,7 @@ from ._sanitize import redact_secrets
 from ._scripted import ScriptedAPI
 from ._serve import ServedModel, serve_model
 from ._types import (
+    ContextFull,
     GenerateConfig,
     Message,
     ModelError,
@@ -45,6 +46,7 @@ __all__ = [
     "PROVIDERS",
     "ROLES",
     "Completion",
+    "ContextFull",
     "EmbeddedModel",
     "GenerateConfig",
     "InMemoryCache",

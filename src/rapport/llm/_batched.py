@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ._lockstep import LOCKSTEP, current_key
 from ._model import Completion, Request
 from ._prefix_cache import PrefixStateCache
-from ._types import ModelError
+from ._types import ContextFull, ModelError
 
 if TYPE_CHECKING:
     from ._llamacpp import LlamaEngine, TokenSampler
@@ -221,7 +221,7 @@ class BatchDecoder:
         job.prompt = engine.tokenize(engine.render(request))
         room = self.n_ctx - len(job.prompt)
         if room <= 0:
-            raise ModelError(
+            raise ContextFull(
                 f"the prompt has {len(job.prompt)} tokens, more than the context of "
                 f"{self.n_ctx} of {engine.path.name}; shorten it or raise n_ctx"
             )

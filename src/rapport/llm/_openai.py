@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from types import SimpleNamespace
 from typing import Any, Literal, cast
 
@@ -16,7 +17,7 @@ from ._http import HTTPStatusError, JSONClient
 from ._llamacpp import spell_out_patterns
 from ._model import Completion, Request
 from ._sanitize import redact_secrets
-from ._types import ModelError, ToolCall, Usage
+from ._types import ContextFull, ModelError, ToolCall, Usage
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +149,8 @@ class OpenAIAPI:
         """Send one chat completion request.
 
         Raises:
-            ModelError: any SDK or server failure, or an empty reply.
+            ContextFull: the server says the prompt does not fit the model's context.
+            ModelError: any other SDK or server failure, or an empty reply.
         """
         import openai
 
@@ -162,7 +164,8 @@ class OpenAIAPI:
                 self.schema_mode = "json_object"
                 response = await self._create(request)
         except (openai.OpenAIError, HTTPStatusError, OSError, TimeoutError) as exc:
-            raise ModelError(f"{self.name} at {self.base_url}: {_describe(exc)}") from exc
+            kind = ContextFull if _context_full(exc) else ModelError
+            raise kind(f"{self.name} at {self.base_url}: {_describe(exc)}") from exc
         return _completion(response, self.name)
 
     def _rejects_json_schema(self, request: Request, exc: Exception) -> bool:
@@ -215,6 +218,17 @@ class OpenAIAPI:
 
 def _namespace(fields: dict[str, Any]) -> SimpleNamespace:
     return SimpleNamespace(**fields)
+
+
+# How servers word a prompt past the context: OpenAI's `context_length_exceeded`, vLLM's
+# "maximum context length", llama.cpp's `exceed_context_size_error`.
+_CONTEXT_FULL = re.compile(r"context.(?:length|size|window)|exceed_context", re.IGNORECASE)
+
+
+def _context_full(exc: Exception) -> bool:
+    """Whether a refused request was refused for a prompt longer than the context."""
+    status = getattr(exc, "status_code", None)
+    return status in (400, 413) and _CONTEXT_FULL.search(str(exc)) is not None
 
 
 def _describe(exc: Exception) -> str:

@@ -86,6 +86,10 @@ class ModelError(Exception):
     role: str = ""
 
 
+class ContextFull(ModelError):
+    """The prompt does not fit the model's context: asking again cannot help."""
+
+
 class OutputValidationError(ModelError):
     """The model's output stayed invalid for the requested schema after the retries."""
 
