@@ -317,6 +317,7 @@ _ASSISTANT_VOICE = re.compile(
     r"\b(?:help|assist) you\b|how (?:can|may) i (?:help|assist)|"
     r"i'?d be (?:happy|glad) to help|tell me more about (?:the|your) problem|"
     r"what (?:problem|question) is it\b|what (?:do you|would you like to) need help with|"
+    r"what (?:do you want|would you like) (?:to know|me to do)\b|"
     r"let me know (?:how|what) i can|feel free to ask|"
     r"if you have any (?:other|more|further) questions|i can(?:'|no)t assist with",
     re.IGNORECASE,

@@ -75,6 +75,7 @@ async def test_coarsening_retries_then_drops_a_task_that_loses_values() -> None:
         "Sure, I'm ready! What do you need help with?",
         "The assistant ran book_flight with the specified arguments.",
         "How can I assist you today?",
+        "Sure, I'll do that. What do you want to know about the market status?",
     ],
 )
 async def test_a_reply_out_of_role_is_retried_with_a_reminder(slip: str) -> None:
@@ -98,4 +99,5 @@ async def test_a_user_that_stays_out_of_role_is_replaced_by_code() -> None:
 def test_the_user_may_speak_of_the_assistant_as_you() -> None:
     assert not slips_out_of_role("You booked the wrong date; the assistant part is fine.")
     assert not slips_out_of_role("Thanks! That is all I needed. <END>")
+    assert not slips_out_of_role("I want to know what the market status is.")
     assert slips_out_of_role("My assistant has finished the booking.")
