@@ -133,7 +133,7 @@ class Orchestrator:
             try:
                 output = await self._ask(episode, request, context, recall)
             except SessionFailure as failure:
-                if not isinstance(failure.__cause__, ContextFull):
+                if failure.where != "agent" or not isinstance(failure.__cause__, ContextFull):
                     raise
                 log.note(f"{CONTEXT_FULL}: {failure.__cause__}")
                 return
