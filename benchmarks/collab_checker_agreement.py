@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from rapport.prefs import checker_agreement
+from rapport.envs.collab import checker_agreement
 
 
 def main() -> None:

@@ -23,11 +23,10 @@ import time
 from typing import Literal
 
 from rapport.agents import Agent
+from rapport.envs.collab import RuleUser, check_preference, load_taxonomy, truth_text
 from rapport.envs.collab._generated import generate_problems
 from rapport.envs.collab._session import agent_prompt, problem_text
 from rapport.llm import GenerateConfig, Message, ModelRoles
-from rapport.prefs import check_preference, load_taxonomy
-from rapport.users import RuleUser, truth_text
 
 TRAIN_SEED = 1_000_003
 """Problems drawn apart from the demo's (seed 0), so the choice never sees its sessions."""

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from rapport.eval import ExperimentConfig, prepare_experiment
-from rapport.llm import ModelRoles
+from rapport.llm import ModelAPI, ModelRoles
 from rapport.llm._lockstep import current_key
 from rapport.llm._model import Completion, Request
 from rapport.llm._openai import OpenAIAPI
@@ -80,15 +80,15 @@ def _config(bench: str, users: int, args: argparse.Namespace, run_dir: Path) -> 
     )
 
 
-class _TimedAPI:
+class _TimedAPI(ModelAPI):
     """The provider, with each call's start, end and user (the runner's job key) kept."""
 
     def __init__(self, api: OpenAIAPI) -> None:
-        self.api, self.name = api, api.name
+        self.api, self.name, self.base_url = api, api.name, api.base_url
         self.calls: list[Call] = []
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.api, name)  # base_url, check_ready: as the provider's own
+    def check_ready(self) -> None:
+        self.api.check_ready()
 
     async def complete(self, request: Request) -> Completion:
         started = time.perf_counter()

@@ -31,9 +31,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, NoReturn
 
-from rapport.envs.mpt import instance_scores, micro_f1, normalize
+from rapport.envs.mpt import MPTEvalOutcome, instance_scores, micro_f1, normalize
 from rapport.envs.mpt._release import gold_calls
-from rapport.log import MPTEvalOutcome
 
 PREF_LIST = {
     "GetHotels": ["average_star", "has_wifi", "number_of_rooms"],

@@ -45,7 +45,7 @@ import numpy as np
 from rapport.envs.gyms import GymBenchmark
 from rapport.eval import run as play
 from rapport.llm import Message
-from rapport.log import ExperimentConfig, SessionRecord, UserSpec
+from rapport.log import ExperimentConfig, RecallEvent, RewardEvent, SessionRecord, UserSpec
 from rapport.memory import get_embedder
 from rapport.memory.prime import (
     PAPER_SIMILARITY,
@@ -144,8 +144,8 @@ def turn_rows(
     """Per agent turn: the situation's similarity to the environment's experiences."""
     outcome = record.outcome
     env, horizon = getattr(outcome, "env", ""), getattr(outcome, "horizon", 16)
-    recalled = {e.turn for e in record.events_of("recall")}
-    rewards = record.events_of("reward")
+    recalled = {e.turn for e in record.events_of(RecallEvent)}
+    rewards = record.events_of(RewardEvent)
     active = [e for e in (lib.active() if lib else []) if e.applies_to(env)]
     vectors = encode([e.embedding_text() for e in active]) if active else None
     stages = [stage_of(k, horizon) for k in range(len(rewards))]
@@ -176,7 +176,7 @@ def turn_rows(
 def agent_prompt_tokens(record: SessionRecord) -> list[int] | None:
     """Prompt tokens of each agent move (None when a resample makes calls and moves differ)."""
     calls = [u.prompt_tokens for u in record.usage if u.role == "agent"]
-    return calls if len(calls) == len(record.events_of("reward")) else None
+    return calls if len(calls) == len(record.events_of(RewardEvent)) else None
 
 
 def condition_stats(
@@ -230,11 +230,11 @@ def condition_stats(
         )
         stats["episodes"] += 1
         stats["turns"] += len(rows)
-        stats["recall_events_logged"] += len(record.events_of("recall"))
+        stats["recall_events_logged"] += len(record.events_of(RecallEvent))
         other = store.session(paired, record.user_id, record.index) if paired else None
         mine, theirs = agent_prompt_tokens(record), other and agent_prompt_tokens(other)
-        other_moves = [e.move for e in other.events_of("reward")] if other else []
-        moves = [e.move for e in record.events_of("reward")]
+        other_moves = [e.move for e in other.events_of(RewardEvent)] if other else []
+        moves = [e.move for e in record.events_of(RewardEvent)]
         calls = [u for u in record.usage if u.role == "agent"]
         stats["agent_calls"] += len(calls)
         stats["agent_calls_cached"] += sum(u.cached for u in calls)

@@ -31,8 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from rapport.envs.gyms import make_gym
-from rapport.log import parse_action
+from rapport.envs.gyms import make_gym, parse_action
 from rapport.memory import get_embedder
 from rapport.memory.prime import PAPER_SIMILARITY, SIMILARITY, compact_situation, stage_of
 

@@ -59,3 +59,19 @@ def test_an_upward_or_sideways_import_is_caught() -> None:
         "rapport.log._a -> rapport.eval._b",
         "rapport.report._c -> rapport.train._d",
     ]
+
+
+ARCHITECTURE = Path(__file__).parents[1] / "docs" / "architecture.md"
+
+
+def _pictured_layers() -> list[list[str]]:
+    """The layers docs/architecture.md draws, top to bottom (the code block after its
+    ``layers`` marker)."""
+    text = ARCHITECTURE.read_text()
+    block = text.split("<!-- layers:", 1)[1].split("```", 2)[1]
+    chain = " ".join(block.split())
+    return [[p.strip() for p in part.split("|")] for part in chain.split("->")]
+
+
+def test_the_architecture_picture_matches_the_contract() -> None:
+    assert _pictured_layers() == _layers()

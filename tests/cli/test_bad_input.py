@@ -135,7 +135,7 @@ BAD_MEMORY = "UPDATE memory_versions SET body = '[]'"
 _PROFILE = {"preferences": ["You like replies in bullet-point format."], "i": 0}
 COLLAB = ["run", "collab", "--model", "all=scripted/echo", "--run-dir", "{tmp}/new"]
 CFG = "--config", "{tmp}/c.yaml", "--run-dir", "{tmp}/new"
-PREFIX = ["run", "prefix", "--sessions", "1", "--max-turns", "1", "--model", "all=scripted/echo"]
+PREFIX = ["run", "prefix", "--sessions", "1", "--model", "all=scripted/echo"]
 PREFIX += ["--no-progress", "--run-dir", "{tmp}/new"]
 GYM = ["run", "gym", "--users", "1", "--model", "all=scripted/echo", "--no-progress"]
 GYM += ["--run-dir", "{tmp}/new"]
@@ -283,6 +283,10 @@ CASES: list[Case] = [
     ("run-dir-empty", [*RUN, ""], None, "run_dir"),
     ("yaml-run-dir-empty", [*BARE, "--config", "{tmp}/c.yaml"], _yaml('run_dir: ""\n'), "run_dir"),
     ("prefix-unknown-option", [*PREFIX, "--conditon", "p"], None, "conditon"),
+    ("gym-max-turns-unused", [*GYM, "--max-turns", "5"], None, "does not use --max-turns"),
+    ("gym-sessions-unused", [*GYM, "--sessions", "2"], None, "does not use --sessions"),
+    ("mpt-max-turns-unused", [*MPT, "--max-turns", "3"], None, "does not use --max-turns"),
+    ("prefix-users-unused", [*PREFIX, "--users", "2"], None, "does not use --users"),
     (
         "prefix-unknown-yaml-key",
         [*PREFIX, "--config", "{tmp}/c.yaml"],

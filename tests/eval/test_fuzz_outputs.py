@@ -23,6 +23,7 @@ from rapport.envs import benchmark_class
 from rapport.eval import ExperimentConfig, run_experiment
 from rapport.llm import Completion, ModelRoles, Request, ScriptedAPI, ToolCall
 from rapport.llm._auto import auto_reply
+from rapport.log import ErrorEvent
 from rapport.store import RunStore
 
 BENCHMARKS: dict[str, dict[str, object]] = {
@@ -116,13 +117,13 @@ async def test_hostile_output_in_any_role_is_recorded_and_the_run_goes_on(
     benchmark: str, role: str, outputs: list[object]
 ) -> None:
     with TemporaryDirectory() as tmp:
+        generic = {"users": 1, "sessions": 2, "max_turns": 2}
+        uses = benchmark_class(benchmark).uses
         config = ExperimentConfig.model_validate(
             {
                 "benchmark": benchmark,
                 "memory": ["reflection"],
-                "users": 1,
-                "sessions": 2,
-                "max_turns": 2,
+                **{k: v for k, v in generic.items() if k in uses},
                 "run_dir": Path(tmp),
                 "options": BENCHMARKS[benchmark],
             }
@@ -150,7 +151,7 @@ async def test_hostile_output_in_any_role_is_recorded_and_the_run_goes_on(
             if record.status != "error":
                 continue
             TALLY["error_sessions"] += 1
-            errors = record.events_of("error")
+            errors = record.events_of(ErrorEvent)
             assert errors, f"{record.spec_id}: status error without an error event"
             assert all(e.where and e.error_type and e.message for e in errors)
             for e in errors:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from rapport.envs import benchmark_class
 from rapport.eval import run
 from rapport.log import ExperimentConfig
 from rapport.report import build_report, render_text
@@ -59,7 +60,9 @@ RUNS: dict[str, dict[str, Any]] = {
 
 
 def _report(name: str, run_dir: Path) -> str:
-    fields: dict[str, Any] = {"users": 2, "seed": 3, "models": {"all": "scripted/auto"}}
+    fields: dict[str, Any] = {"seed": 3, "models": {"all": "scripted/auto"}}
+    if "users" in benchmark_class(RUNS[name]["benchmark"]).uses:
+        fields["users"] = 2
     fields |= RUNS[name]
     config = ExperimentConfig(run_dir=run_dir, **fields)
     run(config, progress=False)

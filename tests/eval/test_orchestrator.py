@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 
 from rapport.envs import AgentRequest, Benchmark, Episode, SessionLog
 from rapport.envs import _registry as benchmarks
+from rapport.envs.gyms import GymOutcome
 from rapport.eval import ExperimentError, one_line, prepare_experiment, run_experiment
-from rapport.eval._orchestrator import CONTEXT_FULL
 from rapport.llm import (
     ContextFull,
     Message,
@@ -28,13 +28,17 @@ from rapport.llm import (
 )
 from rapport.log import (
     Condition,
+    ContextEvent,
+    ErrorEvent,
     ExperimentConfig,
     GenericOutcome,
     GenericTask,
-    GymOutcome,
+    RecallEvent,
     SessionInfo,
     SessionRecord,
     SessionSpec,
+    StopEvent,
+    StopReason,
     UserRef,
     UserSpec,
 )
@@ -190,8 +194,8 @@ async def _run(tmp_path: Path, models: ModelRoles, **options: Any) -> list[Sessi
 
 def _only_failure(records: list[SessionRecord]) -> Any:
     assert [r.status for r in records] == ["ok", "error", "ok"]
-    [error] = records[BROKEN].events_of("error")
-    assert all(not r.events_of("error") for i, r in enumerate(records) if i != BROKEN)
+    [error] = records[BROKEN].events_of(ErrorEvent)
+    assert all(not r.events_of(ErrorEvent) for i, r in enumerate(records) if i != BROKEN)
     return error
 
 
@@ -210,11 +214,12 @@ async def test_an_agent_past_its_context_ends_the_conversation_and_is_scored(
     records = await _run(tmp_path, _models("agent", ContextFull))
     assert [r.status for r in records] == ["ok", "ok", "ok"]
     full = records[BROKEN]
-    assert [e.text for e in full.events_of("note")] == [f"{CONTEXT_FULL}: agent server down"]
+    [stop] = full.events_of(StopEvent)
+    assert stop.reason == StopReason.CONTEXT_FULL and stop.detail == "agent server down"
     assert [t.speaker for t in full.turns] == ["user"], "no agent turn after the refused call"
     assert "judge" in {c.role for c in full.usage}, "finish still ran"
     assert full.scores == {"turns": 1.0}
-    assert not any(r.events_of("note") for i, r in enumerate(records) if i != BROKEN)
+    assert not any(r.events_of(StopEvent) for i, r in enumerate(records) if i != BROKEN)
 
 
 async def test_a_full_context_in_another_role_is_an_error(tmp_path: Path) -> None:
@@ -253,8 +258,8 @@ async def test_an_exception_in_the_memory_is_recorded_where_it_happened(
 async def test_context_and_recall_are_logged_for_every_session(tmp_path: Path) -> None:
     records = await _run(tmp_path, _models())
     for record in records:
-        [context] = record.events_of("context")
-        [recall] = record.events_of("recall")
+        [context] = record.events_of(ContextEvent)
+        [recall] = record.events_of(RecallEvent)
         assert context.text == "knows things" and recall.text == "memory says ok"
         assert recall.turn == 1 and record.turns[1].speaker == "agent"
 

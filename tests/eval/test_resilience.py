@@ -9,7 +9,7 @@ from runner_fakes import NotesMemory, aware_reply
 
 from rapport.eval import ExperimentConfig, ProviderOutage, run_experiment
 from rapport.llm import ModelError, ModelRoles, Request, ScriptedAPI
-from rapport.log import MemoryItem, MemoryState, SessionRecord
+from rapport.log import ErrorEvent, MemoryItem, MemoryState, SessionRecord
 from rapport.memory import MEMORIES, UserRef
 from rapport.store import RunStore
 
@@ -62,7 +62,7 @@ async def test_a_session_the_store_cannot_take_is_kept_as_an_error_and_the_run_g
         records = store.sessions()
     assert len(records) == 6
     for record in records:
-        (error,) = record.events_of("error")
+        (error,) = record.events_of(ErrorEvent)
         assert error.where == where and error.error_type and error.message
 
 

@@ -16,6 +16,7 @@ from rapport.eval import (
     run_experiment,
 )
 from rapport.llm import ModelError, ModelRoles, Request, ScriptedAPI
+from rapport.log import ErrorEvent
 from rapport.store import RunStore, SqliteCache
 
 pytestmark = pytest.mark.usefixtures("registered")
@@ -133,7 +134,7 @@ async def test_model_errors_are_recorded_and_the_run_goes_on(tmp_path: Path) -> 
     assert result.failed_calls == 12 and result.cached_calls == 0
     records = RunStore(tmp_path, create=False).sessions()
     assert all(r.status == "error" for r in records)
-    event = records[0].events_of("error")[0]
+    event = records[0].events_of(ErrorEvent)[0]
     assert event.where == "user" and "server is down" in event.message
     assert event.error_type == "ModelError"
     assert records[0].usage and records[0].usage[0].error is not None
@@ -144,8 +145,8 @@ async def test_a_failing_learn_marks_the_session_and_the_run_goes_on(tmp_path: P
     records = RunStore(tmp_path, create=False).sessions()
     assert result.sessions_run == 4
     assert [r.status for r in records] == ["error"] * 4
-    assert all(r.events_of("error")[0].where == "memory.learn" for r in records)
-    assert all(r.events_of("error")[0].error_type == "RuntimeError" for r in records)
+    assert all(r.events_of(ErrorEvent)[0].where == "memory.learn" for r in records)
+    assert all(r.events_of(ErrorEvent)[0].error_type == "RuntimeError" for r in records)
     assert all("hit" in r.scores for r in records)  # what the session measured is kept
 
 

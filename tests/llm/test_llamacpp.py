@@ -51,7 +51,7 @@ def small() -> ModelAPI:
         pytest.skip(f"embedded model not available: {exc}")
 
 
-class CountingAPI:
+class CountingAPI(ModelAPI):
     """Delegates to a provider and counts the calls that reach it."""
 
     def __init__(self, api: ModelAPI) -> None:

@@ -22,6 +22,7 @@ from rapport.llm import (
     InMemoryCache,
     Message,
     Model,
+    ModelAPI,
     ModelError,
     ModelRoles,
     Request,
@@ -71,7 +72,7 @@ def test_several_base_urls_spread_over_the_least_busy_endpoint() -> None:
 
 
 async def test_spread_sends_each_request_to_the_endpoint_with_fewest_outstanding() -> None:
-    class Slow:
+    class Slow(ModelAPI):
         name = "x/slow"
 
         def __init__(self) -> None:
@@ -108,17 +109,23 @@ def test_unknown_roles_and_missing_key_variables_fail_before_any_work(
 
 
 def test_the_cache_key_knows_the_endpoint_and_the_weights(tmp_path: Path) -> None:
-    class Served:
+    class Served(ModelAPI):
         name = "openai/m"
 
         def __init__(self, url: str) -> None:
             self.base_url = url
 
-    class Weights:
+        async def complete(self, request: Request) -> Completion:
+            raise AssertionError("not called")
+
+    class Weights(ModelAPI):
         name = "llamacpp/w.gguf"
 
         def __init__(self, path: Path) -> None:
             self.path = path
+
+        async def complete(self, request: Request) -> Completion:
+            raise AssertionError("not called")
 
     assert cache_identity(Served("http://a/v1")) != cache_identity(Served("http://b/v1"))
     assert "pw" not in cache_identity(Served("http://u:pw@a/v1"))
@@ -408,7 +415,7 @@ def test_missing_weights_of_a_role_fail_before_anything_is_written(
 async def test_answers_cached_for_one_endpoint_or_checkpoint_miss_another(
     tmp_path: Path,
 ) -> None:
-    class Served:
+    class Served(ModelAPI):
         name = "openai/m"
 
         def __init__(self, url: str) -> None:
@@ -431,9 +438,12 @@ async def test_answers_cached_for_one_endpoint_or_checkpoint_miss_another(
     checkpoint.mkdir()
     (checkpoint / "model.safetensors").write_bytes(b"one")
 
-    class Local:
+    class Local(ModelAPI):
         name = "transformers/ckpt"
         path = checkpoint
+
+        async def complete(self, request: Request) -> Completion:
+            raise AssertionError("not called")
 
     before = cache_identity(Local())
     with (checkpoint / "model.safetensors").open("r+b") as handle:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rapport.llm import Completion, ModelRoles, Request
+from rapport.llm import Completion, ModelAPI, ModelRoles, Request
 
 
-class Batching:
+class Batching(ModelAPI):
     def __init__(self, name: str) -> None:
         self.name = name
         self.concurrency = 1

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from rapport.envs.mpt import MPTHistoryOutcome
 from rapport.llm import ModelRoles, ScriptedAPI, ToolCall
-from rapport.log import MPTHistoryOutcome, SessionRecord, Turn
+from rapport.log import SessionRecord, Turn
 from rapport.memory import SessionInfo, UserRef, create_memory, format_call
 
 

@@ -11,7 +11,7 @@ from rapport.envs import Condition
 from rapport.envs.gyms import GymBenchmark, GymOptions
 from rapport.eval import play_session
 from rapport.llm import Message, ModelRoles, OutputValidationError, Request, ScriptedAPI, ToolCall
-from rapport.log import MemoryState, SessionRecord
+from rapport.log import MemoryState, RecallEvent, SessionRecord
 from rapport.memory import HashingEmbedder, UserRef
 from rapport.memory.prime import (
     Conditions,
@@ -114,8 +114,8 @@ async def test_train_episodes_build_a_library_that_later_episodes_retrieve() -> 
     assert (e.stage, e.zone, e.conditions.envs) == ("verification", "warning", ["function"])
     assert e.conditions.turn_range == (0, 2)
     assert e.events[0].kind == "created" and "key turns 1, 2, 3" in e.events[0].note
-    assert records[1].events_of("recall"), "the second train episode retrieves experiences"
-    recall = records[1].events_of("recall")[0].text
+    assert records[1].events_of(RecallEvent), "the second train episode retrieves experiences"
+    recall = records[1].events_of(RecallEvent)[0].text
     assert recall.startswith("Warnings (avoid this):")
     assert records[0].scores == {"reward": 0.0, "success": 0.0}
 
@@ -135,7 +135,7 @@ async def test_usage_is_tracked_for_retrieved_experiences() -> None:
     records = await run_all(memory, models, train=2)
     used = [e for e in memory.library.experiences.values() if e.uses]
     assert used and all(e.uses == 1 and e.successes == 0 for e in used)
-    recalled = sum(len(r.events_of("recall")) for r in records if r.split == "train")
+    recalled = sum(len(r.events_of(RecallEvent)) for r in records if r.split == "train")
     assert sum(e.retrievals for e in used) == recalled, "one retrieval per turn it was offered"
     poor = records[1].outcome.trajectory_reward <= 0.3
     assert all(e.poor_uses == int(poor) for e in used)
@@ -242,7 +242,7 @@ async def test_selection_model_picks_among_candidates_via_tools() -> None:
 
     await memory.context(
         UserRef(id="u"),
-        SessionInfo(index=0, benchmark="gym", attributes={"env": "function", "horizon": 16}),
+        SessionInfo(index=0, benchmark="gym", task="function", horizon=16, split="train"),
     )
     text = await memory.recall(UserRef(id="u"), [Message(role="user", content="case 3")])
     assert text.count("\n- ") == 1 and "lesson" in text

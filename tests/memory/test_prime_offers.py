@@ -5,10 +5,11 @@ prunes on."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
+from rapport.envs.gyms import GymOutcome
 from rapport.llm import Message, ModelRoles, ScriptedAPI
-from rapport.log import GymOutcome, MemoryState, RewardEvent, SessionRecord, Turn
+from rapport.log import MemoryState, RewardEvent, SessionRecord, Turn
 from rapport.memory import HashingEmbedder, SessionInfo, UserRef
 from rapport.memory.prime import Conditions, Experience, PendingEpisode, PrimeMemory
 
@@ -56,10 +57,10 @@ def train_record(env: str = "function") -> SessionRecord:
     return record
 
 
-async def start(memory: PrimeMemory, split: str = "train") -> UserRef:
+async def start(memory: PrimeMemory, split: Literal["train", "eval"] = "train") -> UserRef:
     user = UserRef(id="u")
-    attributes = {"env": "function", "horizon": 16, "split": split}
-    await memory.context(user, SessionInfo(index=0, benchmark="gym", attributes=attributes))
+    info = SessionInfo(index=0, benchmark="gym", task="function", horizon=16, split=split)
+    await memory.context(user, info)
     return user
 
 

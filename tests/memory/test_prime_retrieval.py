@@ -13,8 +13,9 @@ import json
 import numpy as np
 import pytest
 
+from rapport.envs.gyms import GymOutcome
 from rapport.llm import Message, ModelRoles, Request, ScriptedAPI
-from rapport.log import GymOutcome, RewardEvent, SessionRecord, Turn
+from rapport.log import RewardEvent, SessionRecord, Turn
 from rapport.memory import Embedder, SessionInfo, UserRef, get_embedder
 from rapport.memory.prime import (
     SIMILARITY,
@@ -207,7 +208,7 @@ async def test_prime_recalls_the_fitting_lesson_at_the_default_threshold(
     user = UserRef(id="u")
     await memory.context(
         user,
-        SessionInfo(index=0, benchmark="gym", task=env, attributes={"env": env, "horizon": 16}),
+        SessionInfo(index=0, benchmark="gym", task=env, horizon=16, split="train"),
     )
     recall = await memory.recall(user, _live(env, opening, exchanges))
     assert recall and "right tag" in recall

@@ -15,7 +15,7 @@ import pytest
 from rapport.cli import main
 from rapport.eval import run
 from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
-from rapport.log import ExperimentConfig
+from rapport.log import ExperimentConfig, RecallEvent
 from rapport.memory.prime import (
     EvolutionSettings,
     ExperienceLibrary,
@@ -107,7 +107,7 @@ def build(run_dir: Path, concurrency: int) -> tuple[ExperienceLibrary, int]:
         line.startswith("- ")
         for r in records
         if r.split == "train"
-        for e in r.events_of("recall")
+        for e in r.events_of(RecallEvent)
         for line in e.text.splitlines()
     )
     return max((library_from_state(v.state) for v in versions), key=lambda lib: lib.version), shown

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from rapport.envs.gyms import make_gym
+from rapport.envs.gyms import GymOutcome, make_gym
 from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
-from rapport.log import GymOutcome, Provenance, RewardEvent, SessionRecord, Turn
+from rapport.log import Provenance, RewardEvent, SessionRecord, Turn
 from rapport.memory.prime import (
     Experience,
     ExperienceLibrary,

@@ -2,8 +2,9 @@ import json
 
 import pytest
 
+from rapport.envs.collab import EnforcementEvent
 from rapport.llm import Message, ModelRoles, OutputValidationError, Request, ScriptedAPI
-from rapport.log import EnforcementEvent, SessionRecord, Turn
+from rapport.log import SessionRecord, Turn
 from rapport.memory import (
     ReflectionMemory,
     ReflectionOutput,

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from rapport.envs.gyms import GymOutcome
 from rapport.llm import ModelRoles, ScriptedAPI
-from rapport.log import GymOutcome, SessionRecord, Turn
+from rapport.log import SessionRecord, Turn
 from rapport.memory import SessionInfo, UserRef, create_memory
 
 

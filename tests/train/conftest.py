@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from rapport.log import EnforcementEvent, SessionRecord, Turn
+from rapport.envs.collab import EnforcementEvent
+from rapport.log import SessionRecord, Turn
 
 SessionFactory = Callable[..., SessionRecord]
 

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from rapport.envs.collab import EnforcementEvent
 from rapport.eval import ExperimentConfig, run_experiment
 from rapport.llm import ModelRoles, Request, ScriptedAPI
 from rapport.store import RunStore
@@ -64,7 +65,7 @@ async def test_collab_run_with_a_transformers_reflector(tmp_path):
     with RunStore(tmp_path / "run") as store:
         sessions = store.sessions()
         assert [s.index for s in sessions] == [0, 1]
-        assert sessions[0].events_of("enforcement")
+        assert sessions[0].events_of(EnforcementEvent)
         memory_calls = [c for s in sessions for c in s.usage if c.role == "memory"]
         assert memory_calls and all(c.model == spec for c in memory_calls)
         assert len(store.memory_versions()) == 2

@@ -8,6 +8,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from rapport.cli import build_parser, main
+from rapport.envs.collab import EnforcementEvent
+from rapport.log import RecallEvent
 from rapport.store import RunStore
 from rapport.view import RunData, create_app, memory_url, session_url
 
@@ -22,7 +24,7 @@ def client(scripted_run: Path) -> TestClient:
 def _recalled(run_dir: Path) -> tuple[str, str, int]:
     with RunStore.open_readonly(run_dir) as store:
         for r in store.sessions(condition="reflection"):
-            if r.events_of("recall") and r.events_of("enforcement"):
+            if r.events_of(RecallEvent) and r.events_of(EnforcementEvent):
                 return r.condition, r.user_id, r.index
     raise AssertionError("the scripted run has no session with a recall and an enforcement")
 

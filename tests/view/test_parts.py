@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from rapport.envs.collab import EnforcementEvent
 from rapport.log import (
-    EnforcementEvent,
     ErrorEvent,
     JudgeEvent,
     MemoryItem,

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from rapport.envs.collab import EnforcementEvent, PreferenceVerdictEvent, is_clarifying_question
 from rapport.eval import ExperimentConfig, one_line
-from rapport.log import PreferenceVerdictEvent, SessionRecord
-from rapport.prefs import is_clarifying_question
+from rapport.log import SessionRecord
 from rapport.store import RunStore
 
 from ._config import _integer
@@ -172,7 +172,7 @@ def learned_excerpt(records: Sequence[SessionRecord], *, chars: int = 300) -> st
                         f'"{request}"\nIn session {r.index + 1} the first answer already '
                         f"complies ({verdict.preference_id}):\n{reply[:chars]}"
                     )
-            for e in r.events_of("enforcement"):
+            for e in r.events_of(EnforcementEvent):
                 if e.turn is not None and e.preference_id not in asked:
                     asked[e.preference_id] = (r.index, r.turns[e.turn].text)
     return ""
@@ -182,7 +182,7 @@ def _first_verdicts(record: SessionRecord) -> list[PreferenceVerdictEvent]:
     """The verdicts on the session's first judged agent reply."""
     verdicts = [
         v
-        for v in record.events_of("preference_verdict")
+        for v in record.events_of(PreferenceVerdictEvent)
         if v.turn and not is_clarifying_question(record.turns[v.turn - 1].text)
     ]
     first = min((v.turn for v in verdicts if v.turn is not None), default=None)

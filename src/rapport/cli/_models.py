@@ -88,6 +88,6 @@ def _embedder() -> int:
     from rapport.memory import get_embedder
 
     embedder = get_embedder("auto")
-    backend = getattr(embedder, "backend", "numpy")
+    backend = embedder.backend or "numpy"
     print(f"{embedder.name}: {backend}")
     return 0

@@ -63,7 +63,7 @@ def register(subparsers: Any) -> None:
 
 
 def _data(args: argparse.Namespace) -> int:
-    from rapport.prefs import TaxonomyError
+    from rapport.envs.collab import TaxonomyError
     from rapport.train import DatasetError, export_dataset
 
     run_dirs = [directory_path("RUN_DIR", text) for text in args.run_dirs]
@@ -119,8 +119,8 @@ def _stage(args: argparse.Namespace) -> int:
 
 
 def _reflect(args: argparse.Namespace) -> int:
+    from rapport.envs.collab import TaxonomyError
     from rapport.llm import ModelError
-    from rapport.prefs import TaxonomyError
     from rapport.train import ExampleFileError
 
     if not args.data.is_file():

@@ -4,9 +4,11 @@ base class and the `Episode` an orchestrator plays."""
 from rapport.log import Condition, SessionSpec, UserSpec
 
 from ._protocol import (
+    GENERIC_SETTINGS,
     AgentRequest,
     Benchmark,
     Episode,
+    GenericSetting,
     SessionFailure,
     SessionLog,
     default_conditions,
@@ -14,26 +16,33 @@ from ._protocol import (
 from ._registry import (
     BENCHMARKS,
     UnknownBenchmarkError,
+    UnusedSettingError,
     benchmark_class,
     conditions_for,
     create_benchmark,
     register_benchmark,
 )
+from ._simulator import UserSimulator, sounds_like_assistant
 
 __all__ = [
     "BENCHMARKS",
+    "GENERIC_SETTINGS",
     "AgentRequest",
     "Benchmark",
     "Condition",
     "Episode",
+    "GenericSetting",
     "SessionFailure",
     "SessionLog",
     "SessionSpec",
     "UnknownBenchmarkError",
+    "UnusedSettingError",
+    "UserSimulator",
     "UserSpec",
     "benchmark_class",
     "conditions_for",
     "create_benchmark",
     "default_conditions",
     "register_benchmark",
+    "sounds_like_assistant",
 ]

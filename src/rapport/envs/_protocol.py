@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, Self
+from typing import ClassVar, Literal, Self, get_args
 
 from pydantic import BaseModel
 
@@ -26,10 +26,16 @@ from rapport.log import (
     SessionRecord,
     SessionSpec,
     Speaker,
+    StopEvent,
+    StopReason,
     Table,
     Turn,
     UserSpec,
 )
+
+GenericSetting = Literal["users", "sessions", "max_turns"]
+"""The run settings every config has, which a benchmark may or may not use."""
+GENERIC_SETTINGS: tuple[GenericSetting, ...] = get_args(GenericSetting)
 
 
 class SessionFailure(Exception):
@@ -86,8 +92,12 @@ class SessionLog:
         self.record.events.append(event)
 
     def note(self, text: str, turn: int | None = None) -> None:
-        """Append a free-text note (a stop reason, a dropped task ...)."""
+        """Append a free-text note (a dropped task's reason ...)."""
         self.record.events.append(NoteEvent(turn=turn, text=text))
+
+    def stop(self, reason: StopReason, detail: str = "") -> None:
+        """Record why the conversation ended."""
+        self.record.events.append(StopEvent(turn=self.next_turn, reason=reason, detail=detail))
 
 
 class Episode(ABC):
@@ -99,13 +109,28 @@ class Episode(ABC):
     may raise `SessionFailure`; a model error or any other exception is recorded the same
     way by the orchestrator.
 
+    The orchestrator owns the turn cap: it counts the agent's turns (``agent_turns``) and,
+    once ``turn_cap`` of them have been answered and the episode is not done, ends the
+    conversation with a `StopEvent`. An episode reads `at_cap` to know that the reply it is
+    writing is the last one.
+
     Attributes:
         info: what memory's ``context`` is told about the session.
-        done: set once the session is over (the user stopped, the turns ran out ...).
+        done: set once the session is over (the user stopped, the environment ended ...).
+        turn_cap: the most agent turns (the run's ``max_turns`` where the benchmark uses
+            it; None: no cap).
+        agent_turns: agent turns taken so far (the orchestrator counts them).
     """
 
     info: SessionInfo
     done: bool = False
+    turn_cap: int | None = None
+    agent_turns: int = 0
+
+    @property
+    def at_cap(self) -> bool:
+        """Whether the agent has taken its last allowed turn."""
+        return self.turn_cap is not None and self.agent_turns >= self.turn_cap
 
     async def start(self, log: SessionLog) -> None:  # noqa: B027 (optional hook)
         """Open the session (the user's first message, the environment's task ...)."""
@@ -150,6 +175,14 @@ class Benchmark(ABC):
     options_model: ClassVar[type[BaseModel] | None] = None
     """The model that validates ``config.options`` (``rapport run NAME --help`` lists its
     fields); None: not said."""
+    uses: ClassVar[frozenset[GenericSetting]] = frozenset(GENERIC_SETTINGS)
+    """The generic run settings it honours (``users``, ``sessions``, ``max_turns``); a run
+    that sets one it does not use is refused."""
+
+    @classmethod
+    def unused_settings(cls, config: ExperimentConfig) -> list[GenericSetting]:
+        """The generic settings a config sets (explicitly) that this benchmark ignores."""
+        return [s for s in GENERIC_SETTINGS if s in config.model_fields_set and s not in cls.uses]
 
     @classmethod
     @abstractmethod

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from typing import Any
 
 from rapport.llm import load_entry, load_plugins
-from rapport.log import Condition, ExperimentConfig
+from rapport.log import Condition, ExperimentConfig, set_kind_loader
 
 from ._protocol import Benchmark
 
@@ -23,6 +24,10 @@ BENCHMARKS: dict[str, Any] = {
 
 class UnknownBenchmarkError(ValueError):
     """A benchmark name that is not registered."""
+
+
+class UnusedSettingError(ValueError):
+    """A run sets a generic setting its benchmark would ignore."""
 
 
 def benchmark_class(name: str) -> type[Benchmark]:
@@ -56,11 +61,33 @@ def create_benchmark(config: ExperimentConfig) -> Benchmark:
 
     Raises:
         UnknownBenchmarkError: the name is not registered.
+        UnusedSettingError: the config sets a generic setting the benchmark does not use.
         pydantic.ValidationError: bad benchmark options.
     """
-    return benchmark_class(config.benchmark).from_config(config)
+    cls = benchmark_class(config.benchmark)
+    unused = cls.unused_settings(config)
+    if unused:
+        flags = ", ".join("--" + s.replace("_", "-") for s in unused)
+        raise UnusedSettingError(
+            f"benchmark '{config.benchmark}' does not use {flags}: leave "
+            f"{'it' if len(unused) == 1 else 'them'} out (its options say what it runs)"
+        )
+    return cls.from_config(config)
 
 
 def conditions_for(benchmark: Benchmark, config: ExperimentConfig) -> list[Condition]:
     """The benchmark's conditions for this config."""
     return list(benchmark.conditions(config))
+
+
+def _import_every_benchmark() -> None:
+    """Import every registered benchmark (plug-ins included), so that the task, outcome
+    and event kinds they define are known when a stored record names one."""
+    load_plugins("rapport.benchmarks", BENCHMARKS)
+    for entry in list(BENCHMARKS.values()):
+        # A plug-in that cannot be imported here keeps its records generic.
+        with contextlib.suppress(Exception):
+            load_entry(entry)
+
+
+set_kind_loader(_import_every_benchmark)

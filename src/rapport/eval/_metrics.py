@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from pydantic import BaseModel
 
-from rapport.log import SessionRecord
+from rapport.log import ErrorEvent, SessionRecord
 
 RESAMPLES = 2000
 LEVEL = 0.95
@@ -177,5 +177,7 @@ def error_counts(records: Iterable[SessionRecord]) -> dict[str, int]:
     """Condition -> number of error events (all splits)."""
     counts: dict[str, int] = {}
     for record in records:
-        counts[record.condition] = counts.get(record.condition, 0) + len(record.events_of("error"))
+        counts[record.condition] = counts.get(record.condition, 0) + len(
+            record.events_of(ErrorEvent)
+        )
     return counts

@@ -3,7 +3,7 @@
 It owns what every session shares: the memory's context (once) and recall (before each
 agent call, with its event), the agent call (asked again while the episode wants), the
 record, and one error policy. An agent whose prompt no longer fits its model's context ends
-the conversation there (a note says so) and the session is finished and scored as it stands,
+the conversation there (a `StopEvent` says so) and the session is finished and scored as it stands,
 as a benchmark scores a model that cannot go on. Any other model error, in any role, ends the
 session with status ``error`` and ``where`` set to that role; any other exception in the
 benchmark's episode or in the memory is recorded the same way with ``where`` naming the step.
@@ -21,21 +21,18 @@ from rapport.agents import Agent
 from rapport.envs import AgentRequest, Episode, SessionFailure, SessionLog
 from rapport.llm import ContextFull, ModelError, ModelOutput, redact_secrets
 from rapport.log import (
+    BaseOutcome,
     ContextEvent,
     ErrorEvent,
     NoOutcome,
-    Outcome,
     RecallEvent,
     SessionRecord,
+    StopReason,
     UserRef,
-    as_outcome,
 )
 from rapport.memory import Memory
 
 T = TypeVar("T")
-
-CONTEXT_FULL = "session stopped: the agent's context is full"
-"""The note of a conversation ended by an agent prompt past its model's context."""
 
 MAX_AGENT_CALLS = 2000
 """A safety net against an episode that never ends: past this the session is an error."""
@@ -135,9 +132,13 @@ class Orchestrator:
             except SessionFailure as failure:
                 if failure.where != "agent" or not isinstance(failure.__cause__, ContextFull):
                     raise
-                log.note(f"{CONTEXT_FULL}: {failure.__cause__}")
+                log.stop(StopReason.CONTEXT_FULL, one_line(str(failure.__cause__)))
                 return
+            episode.agent_turns += 1
             await guarded("benchmark", episode.respond(output, log))
+            if not episode.done and episode.at_cap:
+                log.stop(StopReason.TURN_CAP, f"max_turns {episode.turn_cap}")
+                return
             calls += 1
             if calls >= MAX_AGENT_CALLS and not episode.done:
                 raise SessionFailure("benchmark", f"no end after {calls} agent calls")
@@ -167,9 +168,9 @@ class Orchestrator:
             config, attempt = again, attempt + 1
 
     @staticmethod
-    def _outcome(episode: Episode, record: SessionRecord) -> Outcome:
+    def _outcome(episode: Episode, record: SessionRecord) -> BaseOutcome:
         try:
-            return as_outcome(episode.outcome())
+            return episode.outcome()
         except Exception as exc:
             failure = SessionFailure("benchmark", one_line(exc), error_type=type(exc).__name__)
             record_failure(record, failure)

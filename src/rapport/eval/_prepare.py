@@ -156,17 +156,17 @@ def roles_in_use(benchmark: Benchmark, memories: Iterable[Memory]) -> set[str] |
     """The model roles a run's benchmark, memories and default agent ask for; None when one
     of them does not say (its ``roles``)."""
     roles = {"agent"}
-    for part in (benchmark, *memories):
-        declared = getattr(part, "roles", None)
-        if declared is None:
+    declared = [benchmark.roles, *(m.roles for m in memories)]
+    for asked in declared:
+        if asked is None:
             return None
-        roles.update(declared)
+        roles.update(asked)
     return roles
 
 
 def _check_fit(memory: Memory, benchmark: Benchmark) -> None:
     """Refuse a memory that needs a kind of session the benchmark does not produce."""
-    needs = tuple(getattr(memory, "requires", ()))
+    needs = memory.requires
     if not needs or any(issubclass(p, needs) for p in benchmark.produces):
         return
     wanted = ", ".join(n.__name__ for n in needs)

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import inspect
 import os
 import platform
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from rapport import __version__
 from rapport.llm import EMBEDDED_MODELS, ModelAPI, ModelRoles
 from rapport.log import Invocation, ModelInfo
-from rapport.memory import MINILM, Memory, minilm_path
 
 if TYPE_CHECKING:
     from ._runner import Experiment
@@ -58,7 +56,7 @@ def describe_invocation(experiment: Experiment) -> Invocation:
         git_dirty=dirty,
         packages=package_versions(),
         models=describe_models(experiment.models),
-        retrieval={name: retrieval_backend(m) for name, m in experiment.memories.items()},
+        retrieval={name: m.describe() for name, m in experiment.memories.items()},
     )
 
 
@@ -110,13 +108,11 @@ def describe_models(models: ModelRoles) -> list[ModelInfo]:
 def describe_model(role: str, api: ModelAPI) -> ModelInfo:
     """A built provider: its weights file (hashed) or its server."""
     info = describe_spec(role, api.name)
-    path = getattr(api, "path", None)
-    if path is not None and info.sha256 is None:
-        info.path = str(path)
-        info.sha256 = weights_sha256(Path(path))
-    base_url = getattr(api, "base_url", None)
-    if isinstance(base_url, str) and base_url:
-        info.base_url = redact_url(base_url)
+    if api.path is not None and info.sha256 is None:
+        info.path = str(api.path)
+        info.sha256 = weights_sha256(Path(api.path))
+    if api.base_url:
+        info.base_url = redact_url(api.base_url)
     return info
 
 
@@ -167,46 +163,3 @@ def redact_url(url: str) -> str:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit(parts._replace(netloc=netloc))
-
-
-def embedder_name(name: str) -> str:
-    """The embedder a name resolves to here (``auto``: MiniLM when installed, else the
-    hashing fallback, named as such)."""
-    if name in ("minilm", MINILM) or (name == "auto" and minilm_path() is not None):
-        return MINILM
-    if name == "auto":
-        return "hashing (fallback: the MiniLM embedder is not installed)"
-    return name
-
-
-def retrieval_backend(memory: Memory) -> str:
-    """The embedder or retrieval backend a memory uses (``none`` when it retrieves nothing).
-
-    Read without building anything: PRIME's ``embedder`` is a property that loads the model.
-    """
-    backend = _static(memory, "backend")
-    if isinstance(backend, str):
-        return {"embed": f"dense, {embedder_name('auto')}", "bm25": "BM25 (bm25s)"}.get(
-            backend, backend
-        )
-    given = _static(memory, "_embedder")  # an embedder object handed to the memory
-    if isinstance(getattr(given, "name", None), str):
-        return str(given.name)
-    settings = _static(memory, "settings")
-    name = getattr(settings, "embedder", None) if settings is not None else None
-    if name is None:
-        name = _static(memory, "embedder")
-    if isinstance(name, str):
-        return embedder_name(name)
-    if getattr(memory, "name", "") in ("mem0", "langmem"):
-        return MINILM
-    return "none"
-
-
-def _static(obj: Any, attr: str) -> Any:
-    """An attribute without running a property."""
-    try:
-        value = inspect.getattr_static(obj, attr)
-    except AttributeError:
-        return None
-    return None if isinstance(value, property) else value

@@ -21,6 +21,7 @@ from rapport.envs import Benchmark, SessionFailure
 from rapport.llm import ModelRoles, call_key, participant, record_calls
 from rapport.log import (
     Condition,
+    ErrorEvent,
     ExperimentConfig,
     MemoryState,
     MemoryVersion,
@@ -298,7 +299,7 @@ class Experiment:
         tally.model_calls += sum(not c.cached and c.error is None for c in record.usage)
         tally.cached_calls += sum(c.cached and c.error is None for c in record.usage)
         tally.failed_calls += sum(c.error is not None for c in record.usage)
-        outage = [e for e in record.events_of("error") if e.error_type == "ModelError"]
+        outage = [e for e in record.events_of(ErrorEvent) if e.error_type == "ModelError"]
         tally.consecutive_failures = tally.consecutive_failures + 1 if outage else 0
         if tally.max_failures and tally.consecutive_failures >= tally.max_failures:
             raise ProviderOutage(

@@ -7,7 +7,6 @@ from ._judges import (
     JudgeScore,
     MultiJudge,
     judge_means_from_events,
-    mean_or_nan,
     verdict_schema,
 )
 from ._reliability import coefficient_of_variation, cronbach_alpha, icc2
@@ -22,6 +21,5 @@ __all__ = [
     "cronbach_alpha",
     "icc2",
     "judge_means_from_events",
-    "mean_or_nan",
     "verdict_schema",
 ]

@@ -9,7 +9,6 @@ The final score of a dimension is the mean over judges of each judge's mean over
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,7 +111,7 @@ def judge_means_from_events(events: Sequence[Any]) -> dict[str, float]:
         scores=[
             JudgeScore(judge=e.judge, repeat=e.repeat, dimension=e.dimension, score=e.score)
             for e in events
-            if getattr(e, "kind", "") == "judge"
+            if isinstance(e, JudgeEvent)
         ]
     )
     return result.means()
@@ -211,7 +210,7 @@ class MultiJudge:
     def _scores(self, parsed: Any, judge: str, repeat: int, turn_ids: set[int]) -> list[JudgeScore]:
         scores = []
         for d in self.dimensions:
-            verdict: DimensionScore = getattr(parsed, d.id)
+            verdict: DimensionScore = dict(parsed)[d.id]
             scores.append(
                 JudgeScore(
                     judge=judge,
@@ -229,10 +228,6 @@ class MultiJudge:
 def _invalid_citations(
     parsed: Any, dimensions: Sequence[Dimension], turn_ids: set[int]
 ) -> set[int]:
-    cited = {t for d in dimensions for t in getattr(parsed, d.id).evidence_turns}
+    verdicts = dict(parsed)
+    cited = {t for d in dimensions for t in verdicts[d.id].evidence_turns}
     return cited - turn_ids
-
-
-def mean_or_nan(values: Sequence[float]) -> float:
-    """The mean, NaN for no values."""
-    return sum(values) / len(values) if values else math.nan

@@ -21,7 +21,7 @@ from typing import Any
 
 from ._batched import BatchDecoder
 from ._chat import chat_messages, parse_tool_calls, tools_payload
-from ._model import Completion, Request
+from ._model import Completion, ModelAPI, Request
 from ._prefix_cache import PrefixStateCache
 from ._types import GenerateConfig, ModelError, Usage
 from ._weights import resolve_gguf
@@ -399,7 +399,7 @@ def _spec_options(query: str) -> dict[str, int]:
     return options
 
 
-class LlamaCppAPI:
+class LlamaCppAPI(ModelAPI):
     """A GGUF model through llama-cpp-python, in this process.
 
     Args:
@@ -411,6 +411,8 @@ class LlamaCppAPI:
         parallel: calls decoded together (one sequence each); a run raises it to its
             ``--concurrency`` (`set_concurrency`).
     """
+
+    path: Path
 
     def __init__(
         self,

@@ -8,9 +8,10 @@ import functools
 import hashlib
 import json
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -64,13 +65,34 @@ def sanitize_completion(completion: Completion) -> Completion:
     )
 
 
-@runtime_checkable
-class ModelAPI(Protocol):
-    """A provider. `name` is its canonical spec string (``llamacpp/qwen2.5-coder-1.5b``)."""
+class ModelAPI(ABC):
+    """A provider. `name` is its canonical spec string (``llamacpp/qwen2.5-coder-1.5b``).
+
+    `complete` is the one required method; the rest are hooks with no-op defaults that a
+    provider overrides where it has the thing: an endpoint (`base_url`), local weights
+    (`path`), a readiness check, a use for the run's concurrency.
+    """
 
     name: str
+    base_url: str = ""
+    """The endpoint the provider calls, credentials taken out ("" for none); part of the
+    cache key."""
+    path: Path | None = None
+    """The local weights it loads (None for none); their fingerprint is part of the cache key."""
 
-    async def complete(self, request: Request) -> Completion: ...
+    @abstractmethod
+    async def complete(self, request: Request) -> Completion:
+        """One completion."""
+
+    def check_ready(self) -> None:  # noqa: B027 (optional hook)
+        """Fail early, before a run writes anything, when the provider cannot serve.
+
+        Raises:
+            ModelError: one line saying why.
+        """
+
+    def set_concurrency(self, concurrency: int) -> None:  # noqa: B027 (optional hook)
+        """Told how many users a run plays at once (a local engine sizes its batch by it)."""
 
 
 class ResponseCache(Protocol):
@@ -330,15 +352,13 @@ def with_defaults(config: GenerateConfig | None, defaults: Mapping[str, Any]) ->
     return config.model_copy(update=unset) if unset else config
 
 
-def cache_identity(api: Any) -> str:
+def cache_identity(api: ModelAPI) -> str:
     """A provider's endpoint and weights fingerprint ("" for providers with neither)."""
     parts: list[str] = []
-    base_url = getattr(api, "base_url", None)
-    if isinstance(base_url, str) and base_url:
-        parts.append(redact_secrets(base_url))
-    path = getattr(api, "path", None)
-    if isinstance(path, str | Path) and Path(path).expanduser().exists():
-        parts.append(weights_fingerprint(Path(path).expanduser()))
+    if api.base_url:
+        parts.append(redact_secrets(api.base_url))
+    if api.path is not None and Path(api.path).expanduser().exists():
+        parts.append(weights_fingerprint(Path(api.path).expanduser()))
     return "|".join(parts)
 
 
@@ -363,8 +383,3 @@ def _short_error(exc: Exception) -> str:
         ]
         return "; ".join(parts[:5])
     return str(exc)[:300]
-
-
-def ensure_model_error(exc: Exception) -> ModelError:
-    """Wrap a provider SDK exception in `ModelError` (keeps the message)."""
-    return exc if isinstance(exc, ModelError) else ModelError(f"{type(exc).__name__}: {exc}")

@@ -15,7 +15,7 @@ from typing import Any, Literal, cast
 from ._chat import chat_messages, parse_arguments, tool_call_id, tools_payload
 from ._http import HTTPStatusError, JSONClient
 from ._llamacpp import spell_out_patterns
-from ._model import Completion, Request
+from ._model import Completion, ModelAPI, Request
 from ._sanitize import redact_secrets
 from ._types import ContextFull, ModelError, ToolCall, Usage
 
@@ -37,7 +37,7 @@ READY_TIMEOUT_S = 5.0
 """Seconds `OpenAIAPI.check_ready` waits for the server (at most the provider's timeout)."""
 
 
-class OpenAIAPI:
+class OpenAIAPI(ModelAPI):
     """A chat model behind an OpenAI-compatible endpoint.
 
     Args:
@@ -92,6 +92,8 @@ class OpenAIAPI:
             max_retries=max_retries,
             http_client=http_client,
         )
+        self.base_url = redact_secrets(str(self._client.base_url))
+        """The endpoint requests go to, without any credentials it carries."""
         self._direct: JSONClient | None = None
         if self.transport == "direct":
             key = api_key or os.environ.get("OPENAI_API_KEY")
@@ -112,11 +114,6 @@ class OpenAIAPI:
         if unknown:
             raise ModelError(f"unknown openai options: {', '.join(sorted(unknown))}")
         return cls(rest, **options)
-
-    @property
-    def base_url(self) -> str:
-        """The endpoint requests go to, without any credentials it carries."""
-        return redact_secrets(str(self._client.base_url))
 
     def check_ready(self, timeout: float = READY_TIMEOUT_S) -> None:
         """Ask the server for its models (``GET /models``): any answer but a refused key

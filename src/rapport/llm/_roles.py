@@ -222,12 +222,8 @@ def _covers(used: set[str], role: str) -> bool:
 
 
 def _check_ready(api: ModelAPI) -> None:
-    hook = getattr(api, "check_ready", None)
-    if callable(hook):
-        hook()
+    api.check_ready()
 
 
 def _tell_concurrency(api: ModelAPI, concurrency: int) -> None:
-    hook = getattr(api, "set_concurrency", None)
-    if callable(hook):
-        hook(concurrency)
+    api.set_concurrency(concurrency)

@@ -7,14 +7,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from ._auto import auto_reply
-from ._model import Completion, Request
+from ._model import Completion, ModelAPI, Request
 from ._types import ModelError, ToolCall, Usage
 
 Reply = str | Completion | ToolCall | list[ToolCall]
 Responder = Callable[[Request], Reply | Awaitable[Reply]]
 
 
-class ScriptedAPI:
+class ScriptedAPI(ModelAPI):
     """Replies from a list (in order) or from a callable of the request.
 
     Token usage is counted as whitespace-separated words, so accounting is testable.

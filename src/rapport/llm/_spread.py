@@ -8,7 +8,7 @@ from ._model import Completion, ModelAPI, Request
 from ._types import ModelError
 
 
-class SpreadAPI:
+class SpreadAPI(ModelAPI):
     """Spreads requests over providers that serve the same model (one per serving node):
     each request goes to the one with the fewest requests outstanding (ties: the first).
 
@@ -23,11 +23,8 @@ class SpreadAPI:
         self.name = self.apis[0].name
         self.outstanding = [0] * len(self.apis)
         self.sent = [0] * len(self.apis)
-
-    @property
-    def base_url(self) -> str:
+        self.base_url = ",".join(api.base_url for api in self.apis)
         """The endpoints, comma separated (credentials taken out by each provider)."""
-        return ",".join(str(getattr(api, "base_url", "")) for api in self.apis)
 
     def check_ready(self) -> None:
         """Check every endpoint (see `OpenAIAPI.check_ready`).
@@ -37,11 +34,8 @@ class SpreadAPI:
         """
         failures: list[str] = []
         for api in self.apis:
-            hook = getattr(api, "check_ready", None)
-            if not callable(hook):
-                continue
             try:
-                hook()
+                api.check_ready()
             except ModelError as exc:
                 failures.append(str(exc))
         if failures:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ._chat import chat_messages, parse_tool_calls, tools_payload
-from ._model import Completion, Request
+from ._model import Completion, ModelAPI, Request
 from ._types import ModelError, Usage
 
 INSTALL_HINT = "pip install 'rapport[train]' (torch, transformers)"
@@ -41,7 +41,7 @@ def _import_stack() -> tuple[Any, Any]:
     return torch, transformers
 
 
-class TransformersAPI:
+class TransformersAPI(ModelAPI):
     """A transformers causal LM, loaded on first use.
 
     Args:
@@ -52,7 +52,10 @@ class TransformersAPI:
     """
 
     def __init__(self, path: str, *, name: str, device: str = "auto", dtype: str = "auto") -> None:
-        self.path = path
+        self.checkpoint = path
+        """The directory or hub name the weights are loaded from."""
+        local = Path(path).expanduser()
+        self.path = local if local.exists() else None
         self.name = name
         self.device = device
         self.dtype = dtype
@@ -79,21 +82,25 @@ class TransformersAPI:
             ModelError: no such directory, a directory that holds no checkpoint, or a hub
                 name that is not in the local cache.
         """
-        path = Path(self.path).expanduser()
+        path = Path(self.checkpoint).expanduser()
         if path.is_dir():
             if not (path / "config.json").is_file():
                 raise ModelError(f"{path} holds no checkpoint (no config.json)")
             return
-        if path.exists() or self.path.startswith(("/", ".", "~")) or self.path.count("/") > 1:
+        if (
+            path.exists()
+            or self.checkpoint.startswith(("/", ".", "~"))
+            or self.checkpoint.count("/") > 1
+        ):
             raise ModelError(f"checkpoint directory {path} does not exist")
         try:
             from huggingface_hub import try_to_load_from_cache
         except ImportError:
             return  # loading says what is missing
-        if not isinstance(try_to_load_from_cache(self.path, "config.json"), str):
+        if not isinstance(try_to_load_from_cache(self.checkpoint, "config.json"), str):
             raise ModelError(
-                f"'{self.path}' is neither a checkpoint directory nor in the local Hugging Face "
-                "cache"
+                f"'{self.checkpoint}' is neither a checkpoint directory nor in the local "
+                "Hugging Face cache"
             )
 
     def load(self) -> tuple[Any, Any]:
@@ -116,11 +123,15 @@ class TransformersAPI:
         if dtype == "auto" and device == "cpu":
             dtype = torch.float32
         try:
-            tokenizer = transformers.AutoTokenizer.from_pretrained(self.path)
-            model = transformers.AutoModelForCausalLM.from_pretrained(self.path, dtype=dtype)
+            tokenizer = transformers.AutoTokenizer.from_pretrained(self.checkpoint)
+            model = transformers.AutoModelForCausalLM.from_pretrained(self.checkpoint, dtype=dtype)
         except (OSError, ValueError) as exc:
-            where = "directory" if Path(self.path).exists() else "name (not in the local cache?)"
-            raise ModelError(f"cannot load '{self.path}' as a transformers {where}: {exc}") from exc
+            where = (
+                "directory" if Path(self.checkpoint).exists() else "name (not in the local cache?)"
+            )
+            raise ModelError(
+                f"cannot load '{self.checkpoint}' as a transformers {where}: {exc}"
+            ) from exc
         model.to(device).eval()
         return model, tokenizer
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -15,6 +15,7 @@ from ._outcomes import NoOutcome, Outcome
 from ._specs import Condition
 
 Speaker = Literal["user", "agent", "tool", "system"]
+E = TypeVar("E")
 
 
 class Turn(BaseModel):
@@ -103,9 +104,9 @@ class SessionRecord(BaseModel):
     started_at: float = Field(default_factory=time.time)
     finished_at: float = 0.0
 
-    def events_of(self, kind: str) -> list[Any]:
-        """The events of one kind, in order."""
-        return [e for e in self.events if e.kind == kind]
+    def events_of(self, kind: type[E]) -> list[E]:
+        """The events of one type, in order."""
+        return [e for e in self.events if isinstance(e, kind)]
 
 
 class UserRecord(BaseModel):

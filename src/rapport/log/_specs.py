@@ -31,7 +31,18 @@ class SessionInfo(BaseModel):
     benchmark: str
     task: str = ""
     """A short public description of the session's task (domain, API, environment ...)."""
-    attributes: dict[str, Any] = Field(default_factory=dict)
+    split: Literal["train", "eval"] = "eval"
+    """The session's split (``train`` sessions build memory and are not reported)."""
+    horizon: int | None = None
+    """The most agent turns the session may take, where the benchmark has such a budget."""
+    round: int | None = None
+    """For memories that learn in rounds: the session's round (its phase; None: a round of
+    its own)."""
+    rounds: int | None = None
+    """How many learning rounds the run has (None: not in rounds)."""
+    round_episodes: int = 0
+    """For a train session in rounds: how many train sessions its round has, over every
+    user (0: not said)."""
 
 
 class UserSpec(BaseModel):

@@ -1,8 +1,8 @@
 """Memory methods behind one protocol: context, recall, learn, snapshot, restore."""
 
-from ._embed import MINILM, Embedder, HashingEmbedder, get_embedder, minilm_path
+from ._embed import MINILM, Embedder, HashingEmbedder, embedder_name, get_embedder, minilm_path
 from ._history import format_call, render_session, render_sessions
-from ._protocol import BaseMemory, Memory, MemoryOptions, SessionInfo, UserRef
+from ._protocol import BaseMemory, Memory, MemoryOptions, Pushback, SessionInfo, UserRef, pushbacks
 from ._reflection import (
     ParsedReflection,
     ReflectionMemory,
@@ -25,18 +25,21 @@ __all__ = [
     "Memory",
     "MemoryOptions",
     "ParsedReflection",
+    "Pushback",
     "ReflectionMemory",
     "ReflectionOutput",
     "SessionInfo",
     "UnknownMemoryError",
     "UserRef",
     "create_memory",
+    "embedder_name",
     "format_call",
     "format_transcript",
     "get_embedder",
     "is_memory",
     "minilm_path",
     "parse_reflection",
+    "pushbacks",
     "reflection_error",
     "reflection_messages",
     "reflection_schema",

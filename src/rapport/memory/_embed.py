@@ -32,6 +32,11 @@ class Embedder(Protocol):
 
     name: str
 
+    @property
+    def backend(self) -> str:
+        """The pass its encoding runs on (``onnx``, ``direct`` ...; "" for plain numpy)."""
+        ...
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """One row per text, float32, unit L2 norm (all-zero text: a zero row)."""
         ...
@@ -45,6 +50,7 @@ class HashingEmbedder:
     """
 
     name = "hashing"
+    backend = ""
 
     def __init__(self, dim: int = 512) -> None:
         self.dim = dim
@@ -364,6 +370,16 @@ def _model_folder(root: Path) -> Path | None:
 
 
 @lru_cache(maxsize=4)
+def embedder_name(name: str) -> str:
+    """The embedder a name resolves to here (``auto``: MiniLM when installed, else the
+    hashing fallback, named as such)."""
+    if name in ("minilm", MINILM) or (name == "auto" and minilm_path() is not None):
+        return MINILM
+    if name == "auto":
+        return "hashing (fallback: the MiniLM embedder is not installed)"
+    return name
+
+
 def get_embedder(name: str = "auto") -> Embedder:
     """The shared embedder.
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from rapport.llm import GenerateConfig, Message, ModelError, ModelRoles
 from rapport.log import MemoryItem, Provenance, SessionRecord
 
-from ._embed import get_embedder
+from ._embed import embedder_name, get_embedder
 from ._history import render_session
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef
 
@@ -111,6 +111,9 @@ class FactsMemory(BaseMemory):
         self.similar = self.options.similar
         self.max_facts = self.options.max_facts
         self.embedder = self.options.embedder
+
+    def describe(self) -> str:
+        return embedder_name(self.embedder)
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         items = self.state(user).items[-self.max_facts :]

@@ -19,7 +19,7 @@ from pydantic import Field
 from rapport.llm import Message, ModelRoles
 from rapport.log import MemoryHealth, MemoryItem, MemoryState, Provenance, SessionRecord
 
-from ._embed import minilm_path
+from ._embed import MINILM, minilm_path
 from ._history import format_call
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef
 
@@ -54,6 +54,9 @@ class _PeerMemory(BaseMemory):
         api_key: sent to the endpoint (local servers ignore it).
         k: memories shown per session.
     """
+
+    def describe(self) -> str:
+        return MINILM
 
     class Options(MemoryOptions):
         base_url: str | None = None

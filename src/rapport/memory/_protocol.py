@@ -7,14 +7,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from rapport.llm import Message, ModelRoles
-from rapport.log import (
-    BaseOutcome,
-    MemoryHealth,
-    MemoryState,
-    SessionInfo,
-    SessionRecord,
-    UserRef,
-)
+from rapport.log import MemoryHealth, MemoryState, SessionInfo, SessionRecord, UserRef
 
 
 @runtime_checkable
@@ -22,9 +15,16 @@ class Memory(Protocol):
     """A learner that carries what was learned about a user from one session to the next."""
 
     name: str
-    requires: tuple[type[BaseOutcome], ...]
-    """The session outcomes it can learn from (empty: any). The runner refuses a benchmark
-    whose sessions produce none of them."""
+    requires: tuple[type, ...]
+    """What it needs of a session's outcome: outcome types or protocols of its own (empty:
+    any outcome). The runner refuses a benchmark whose outcomes are none of them."""
+    roles: tuple[str, ...] | None
+    """The model roles it asks for (None: not said; the runner then builds every role)."""
+
+    def describe(self) -> str:
+        """How it retrieves, for the run's provenance: its embedder or search backend
+        (``none`` when it retrieves nothing). Builds nothing."""
+        ...
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         """Text for the agent's system prompt at session start ("" if none)."""
@@ -51,6 +51,24 @@ class Memory(Protocol):
         ...
 
 
+@runtime_checkable
+class Pushback(Protocol):
+    """An event that marks a user turn pushing back on the agent for breaking one of the
+    user's preferences. Memories that learn from pushback read these; a benchmark's
+    enforcement event implements it."""
+
+    turn: int | None
+
+    def pushback_preference(self) -> str:
+        """The id of the preference the user enforced."""
+        ...
+
+
+def pushbacks(record: SessionRecord) -> list[Pushback]:
+    """A session's pushback events, in order."""
+    return [e for e in record.events if isinstance(e, Pushback)]
+
+
 class MemoryOptions(BaseModel):
     """A memory's options (``memory_options`` in the config): unknown names are refused.
 
@@ -72,8 +90,8 @@ class BaseMemory:
     """
 
     name = "base"
-    requires: ClassVar[tuple[type[BaseOutcome], ...]] = ()
-    roles: ClassVar[tuple[str, ...]] = ("memory",)
+    requires: ClassVar[tuple[type, ...]] = ()
+    roles: ClassVar[tuple[str, ...] | None] = ("memory",)
     """The model roles the method asks for (methods that call no model: none)."""
     Options: ClassVar[type[MemoryOptions]] = MemoryOptions
 
@@ -85,6 +103,9 @@ class BaseMemory:
     def state(self, user: UserRef) -> MemoryState:
         """The user's mutable state (created empty)."""
         return self._states.setdefault(user.id, MemoryState())
+
+    def describe(self) -> str:
+        return "none"
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         return ""

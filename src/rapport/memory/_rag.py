@@ -14,7 +14,7 @@ from pydantic import Field
 from rapport.llm import Message, ModelRoles
 from rapport.log import MemoryItem, MemoryState, Provenance, SessionRecord
 
-from ._embed import get_embedder, minilm_path
+from ._embed import embedder_name, get_embedder, minilm_path
 from ._history import format_call
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef
 
@@ -177,6 +177,11 @@ class RagMemory(BaseMemory):
     """
 
     name = "rag"
+
+    def describe(self) -> str:
+        named = {"embed": f"dense, {embedder_name('auto')}", "bm25": "BM25 (bm25s)"}
+        return named.get(self.backend, self.backend)
+
     roles = ()
 
     class Options(MemoryOptions):

@@ -29,7 +29,7 @@ from rapport.llm import (
 )
 from rapport.log import MemoryItem, Provenance, SessionRecord
 
-from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef
+from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef, pushbacks
 
 DEFAULT_MAX_NOTES = 12
 _NOTE_CHARS = 160
@@ -107,11 +107,7 @@ def format_transcript(
     to: a cleaner signal than the paper's reflector gets, which must work out for itself
     which user messages were complaints.
     """
-    enforced = (
-        {e.turn for e in record.events_of("enforcement") if e.turn is not None}
-        if pushback
-        else set()
-    )
+    enforced = {e.turn for e in pushbacks(record) if e.turn is not None} if pushback else set()
     lines = []
     for turn in record.turns:
         if turn.speaker == "system":
@@ -356,7 +352,7 @@ class ReflectionMemory(BaseMemory):
             parsed = await self._reflect_structured(messages)
         else:
             parsed = await self.reflect(messages)
-        enforced = {e.turn for e in record.events_of("enforcement")}
+        enforced = {e.turn for e in pushbacks(record)}
         copied_from = " ".join(
             t.text
             for t in record.turns

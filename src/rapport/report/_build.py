@@ -19,7 +19,7 @@ from rapport.eval import (
     session_deltas,
 )
 from rapport.llm import redact_secrets
-from rapport.log import Run, SessionRecord, Table
+from rapport.log import ErrorEvent, Run, SessionRecord, Table
 from rapport.store import RunStore
 
 from ._curves import CurvePoint, PairedDifference, paired_differences, session_curves
@@ -117,7 +117,7 @@ def _errors(records: Sequence[SessionRecord]) -> list[ErrorEntry]:
             message=redact_secrets(e.message),
         )
         for r in records
-        for e in r.events_of("error")
+        for e in r.events_of(ErrorEvent)
     ]
 
 

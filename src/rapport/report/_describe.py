@@ -109,7 +109,7 @@ def _changes(invocations: list[Invocation]) -> list[str]:
         return []
     changed: list[str] = []
     for field in ("rapport_version", "git_revision", "packages", "models", "retrieval", "python"):
-        values = {str(getattr(i, field)) for i in invocations}
+        values = {str(i.model_dump()[field]) for i in invocations}
         if len(values) > 1:
             changed.append(field)
     return changed

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from rapport.log import SessionRecord
+from rapport.log import ErrorEvent, RecallEvent, SessionRecord
+from rapport.memory import Pushback, pushbacks
 from rapport.store import RoleUsage, RunStore
 
 Format = Literal["jsonl", "parquet"]
@@ -42,8 +43,8 @@ def session_row(record: SessionRecord, usage: dict[str, RoleUsage]) -> dict[str,
         row[f"completion_tokens_{role}"] = u.completion_tokens
     counts = Counter(e.kind for e in record.events)
     row.update({f"n_{kind}": n for kind, n in sorted(counts.items())})
-    row["enforced"] = [e.preference_id for e in record.events_of("enforcement")]
-    row["errors"] = [f"{e.where}: {e.message}" for e in record.events_of("error")]
+    row["enforced"] = [e.pushback_preference() for e in pushbacks(record)]
+    row["errors"] = [f"{e.where}: {e.message}" for e in record.events_of(ErrorEvent)]
     row["turns"] = [t.model_dump(mode="json") for t in record.turns]
     row["events"] = [e.model_dump(mode="json") for e in record.events]
     row["outcome"] = record.outcome.model_dump(mode="json")
@@ -65,9 +66,9 @@ def turn_rows(record: SessionRecord) -> Iterator[dict[str, Any]]:
             "speaker": turn.speaker,
             "text": turn.text,
             "tool_calls": [c.model_dump(mode="json") for c in turn.tool_calls],
-            "recall": "\n".join(e.text for e in events if e.kind == "recall"),
-            "enforced": [e.preference_id for e in events if e.kind == "enforcement"],
-            "errors": [f"{e.where}: {e.message}" for e in events if e.kind == "error"],
+            "recall": "\n".join(e.text for e in events if isinstance(e, RecallEvent)),
+            "enforced": [e.pushback_preference() for e in events if isinstance(e, Pushback)],
+            "errors": [f"{e.where}: {e.message}" for e in events if isinstance(e, ErrorEvent)],
             "events": [e.model_dump(mode="json") for e in events],
         }
 

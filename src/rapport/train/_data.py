@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field, ValidationError
 
 from rapport import log
+from rapport.envs.collab import EnforcementEvent
 from rapport.memory import render_reflection
 
 
@@ -27,6 +28,8 @@ class PreferenceLike(Protocol):
     id: str
     name: str
     description: str
+    enforcement: str
+    """What a reply must do to meet it ("" where the taxonomy does not say)."""
 
 
 class EnforcedPreference(BaseModel):
@@ -66,7 +69,7 @@ def enforced_preferences(record: log.SessionRecord) -> list[EnforcedPreference]:
     """The enforcement events of a session with the user's words at that turn."""
     by_index = {t.index: t for t in record.turns}
     found = []
-    for event in record.events_of("enforcement"):
+    for event in record.events_of(EnforcementEvent):
         turn = by_index.get(event.turn) if event.turn is not None else None
         text = turn.text if turn is not None and turn.speaker == "user" else ""
         found.append(
@@ -97,7 +100,7 @@ def template_note(preference_id: str, preferences: dict[str, PreferenceLike]) ->
     pref = preferences.get(preference_id)
     if pref is None:
         return preference_id
-    test = " ".join(str(getattr(pref, "enforcement", "") or pref.description).split())
+    test = " ".join((pref.enforcement or pref.description).split())
     return f"{pref.name}: {test}"
 
 
@@ -260,6 +263,6 @@ def read_examples(path: Path) -> list[ReflectionExample]:
 
 def load_preferences(taxonomy: str) -> dict[str, Any]:
     """The preferences of a packaged taxonomy by id."""
-    from rapport.prefs import load_taxonomy
+    from rapport.envs.collab import load_taxonomy
 
     return {p.id: p for p in load_taxonomy(taxonomy).preferences}

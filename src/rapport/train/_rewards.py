@@ -74,7 +74,7 @@ class PreferenceMatcher:
 
     def __post_init__(self) -> None:
         self._keys = {
-            pid: content_words(f"{p.name} {p.description} {getattr(p, 'enforcement', '')}")
+            pid: content_words(f"{p.name} {p.description} {p.enforcement}")
             for pid, p in self.preferences.items()
         }
         n = max(len(self._keys), 1)

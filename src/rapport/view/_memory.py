@@ -7,8 +7,13 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rapport.log import MemoryItem, MemoryVersion, SessionRecord
-from rapport.prefs import TaxonomyError, load_taxonomy
+from rapport.envs.collab import (
+    EnforcementEvent,
+    PreferenceVerdictEvent,
+    TaxonomyError,
+    load_taxonomy,
+)
+from rapport.log import ErrorEvent, MemoryItem, MemoryVersion, SessionRecord
 
 Change = Literal["added", "removed", "changed"]
 
@@ -112,8 +117,8 @@ def version_views(
                 items=v.state.items,
                 changes=item_changes(previous, v.state.items),
                 session=v.version - 1 if v.version > 0 else None,
-                enforcements=learned.events_of("enforcement") if learned else [],
-                errors=learned.events_of("error") if learned else [],
+                enforcements=learned.events_of(EnforcementEvent) if learned else [],
+                errors=learned.events_of(ErrorEvent) if learned else [],
             )
         )
         previous = v.state.items
@@ -129,11 +134,11 @@ def preference_rows(
     rows: list[PreferenceRow] = []
     for pid in preference_ids:
         enforced = [
-            sum(e.preference_id == pid for e in r.events_of("enforcement")) for r in ordered
+            sum(e.preference_id == pid for e in r.events_of(EnforcementEvent)) for r in ordered
         ]
         satisfied: list[float | None] = []
         for r in ordered:
-            verdicts = [e for e in r.events_of("preference_verdict") if e.preference_id == pid]
+            verdicts = [e for e in r.events_of(PreferenceVerdictEvent) if e.preference_id == pid]
             share = sum(e.model_satisfied for e in verdicts) / len(verdicts) if verdicts else None
             satisfied.append(share)
         rows.append(PreferenceRow(pid, names.get(pid, ""), enforced, satisfied))

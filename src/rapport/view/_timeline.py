@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rapport.log import SessionRecord, Turn
+from rapport.log import JudgeEvent, SessionRecord, Turn
 
 BEFORE = frozenset({"recall"})
 """Event kinds shown above their turn's text: what the agent saw before it spoke."""
@@ -50,7 +50,7 @@ def timeline(record: SessionRecord) -> Timeline:
     for at, event in placed:
         view = views[at]
         (view.before if event.kind in BEFORE else view.after).append(event)
-    judges = record.events_of("judge")
+    judges = record.events_of(JudgeEvent)
     for judge in judges:
         for cited in judge.evidence_turns:
             if cited in views:

@@ -10,10 +10,8 @@ from typing import Any
 import pytest
 
 from rapport.envs import Condition, SessionSpec
-from rapport.envs.collab import CollabBenchmark, Problem
+from rapport.envs.collab import CollabBenchmark, CollabTask, CollabUser, Persona, Problem
 from rapport.llm import ModelRoles, Request, ScriptedAPI
-from rapport.log import CollabTask
-from rapport.users import CollabUser, Persona
 
 TRAIN = Problem(
     id="train-speed",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from rapport.envs import Condition, conditions_for, create_benchmark
-from rapport.envs.collab import CollabAblationBenchmark
+from rapport.envs.collab import CollabAblationBenchmark, EnforcementEvent, PreferenceVerdictEvent
 from rapport.log import ExperimentConfig
 
 
@@ -59,5 +59,5 @@ async def test_user_without_preferences_never_enforces(kit: SimpleNamespace) -> 
             name="multiturn_no_prefs", memory="none", settings={"preferences": False}
         ),
     )
-    assert record.events_of("enforcement") == []
-    assert record.events_of("preference_verdict") == []
+    assert record.events_of(EnforcementEvent) == []
+    assert record.events_of(PreferenceVerdictEvent) == []

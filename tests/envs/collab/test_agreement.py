@@ -6,7 +6,7 @@ import math
 import random
 from types import SimpleNamespace
 
-from rapport.envs.collab import enforcement_agreement
+from rapport.envs.collab import PreferenceVerdictEvent, enforcement_agreement
 from rapport.llm import Request, ScriptedAPI
 
 REPLIES = [
@@ -40,7 +40,7 @@ async def test_code_rules_make_enforcement_agree_with_the_checkers(kit: SimpleNa
     checkable = [
         v
         for r in records
-        for v in r.events_of("preference_verdict")
+        for v in r.events_of(PreferenceVerdictEvent)
         if v.checker_satisfied is not None
     ]
     assert len(checkable) >= 30

@@ -8,16 +8,15 @@ import pydantic
 import pytest
 
 from rapport.envs import BENCHMARKS, create_benchmark
-from rapport.envs.collab import CollabBenchmark, Problem
-from rapport.log import (
+from rapport.envs.collab import (
+    CollabBenchmark,
     CollabOutcome,
     CollabTask,
     DraftUpdateEvent,
     EnforcementEvent,
-    ExperimentConfig,
-    SessionRecord,
-    Turn,
+    Problem,
 )
+from rapport.log import ExperimentConfig, SessionRecord, Turn
 
 
 def _config(**options: object) -> ExperimentConfig:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rapport.envs.collab import ProblemSourceError, is_correct, load_problems
-from rapport.log import Problem
+from rapport.envs.collab import Problem, ProblemSourceError, is_correct, load_problems
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from rapport.envs import Condition
-from rapport.envs.collab import CollabBenchmark, Problem
+from rapport.envs.collab import CollabBenchmark, PreferenceVerdictEvent, Problem
 from rapport.eval import play_session
 from rapport.llm import ModelRoles
+from rapport.log import ErrorEvent
 from rapport.memory import create_memory
 
 
@@ -34,11 +35,11 @@ async def test_short_session_on_the_small_model_completes_and_is_scored() -> Non
     )
     scores = bench.score(record)
 
-    assert record.events_of("error") == [] and record.status == "ok"
+    assert record.events_of(ErrorEvent) == [] and record.status == "ok"
     assert 3 <= scores["Len"] <= 5
     assert sum(t.speaker == "agent" for t in record.turns) <= 2
     assert scores["TS"] in (0.0, 1.0) and scores["UE"] >= 0
-    assert len(record.events_of("preference_verdict")) == 3 * len(
+    assert len(record.events_of(PreferenceVerdictEvent)) == 3 * len(
         [t for t in record.turns[1:] if t.speaker == "user"]
     )
     assert all(call.role in {"agent", "user"} for call in record.usage)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from rapport.envs.collab import CollabBenchmark
+from rapport.envs.collab import CollabBenchmark, DraftUpdateEvent, EnforcementEvent, load_taxonomy
 from rapport.log import ExperimentConfig
-from rapport.prefs import load_taxonomy
 
 PROSE = "The train covers 120 km in 2 hours, so its speed is 120 / 2 = 60 km/h."
 FIXED = "- Distance: 120 km\n- Time: 2 hours\n- So the speed is 120 / 2 = 60 km/h."
@@ -21,8 +20,8 @@ async def test_rule_user_enforces_then_stops_with_the_stated_answer(kit: SimpleN
     assert record.status == "ok"
     assert h.user_api.requests == []
     assert kit.TRAIN.question in record.turns[0].text
-    assert [e.preference_id for e in record.events_of("enforcement")] == ["bullet_points"]
-    assert record.events_of("draft_update")[0].draft.startswith("60")
+    assert [e.preference_id for e in record.events_of(EnforcementEvent)] == ["bullet_points"]
+    assert record.events_of(DraftUpdateEvent)[0].draft.startswith("60")
     assert record.outcome.draft.startswith("60")
     assert bench.score(record)["TS"] == 1.0
     assert [t.speaker for t in record.turns] == ["user", "agent"] * 2 + ["user"]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from rapport.envs import Condition
+from rapport.envs.collab import DraftUpdateEvent, EnforcementEvent, PreferenceVerdictEvent
 from rapport.llm import Request
+from rapport.log import ErrorEvent, RecallEvent, StopEvent, StopReason
 
 ASK = "Which numbers does your problem use?"
 PROSE = "The train covers 120 km in 2 hours, so its speed is 120 / 2 = 60 km/h."
@@ -29,11 +31,11 @@ async def test_full_session_asks_reveals_enforces_updates_and_stops(kit: SimpleN
     assert [t.speaker for t in record.turns] == ["user", "agent"] * 3 + ["user"]
     assert "120 km in 2 hours" not in record.turns[0].text
     assert record.turns[2].text == "It goes 120 km in 2 hours."
-    enforcements = record.events_of("enforcement")
+    enforcements = record.events_of(EnforcementEvent)
     assert [(e.turn, e.preference_id) for e in enforcements] == [(4, "bullet_points")]
     # The enforcing reply names the preference concretely; the draft waited for it.
     assert "bullet" in record.turns[4].text.lower()
-    assert [(e.turn, e.draft) for e in record.events_of("draft_update")] == [(6, "60")]
+    assert [(e.turn, e.draft) for e in record.events_of(DraftUpdateEvent)] == [(6, "60")]
     assert record.turns[6].text == "Thanks!"
     assert record.outcome.draft == "60"
     assert record.outcome.problem_id == "train-speed"
@@ -47,7 +49,8 @@ async def test_max_turns_bounds_the_agent_turns(kit: SimpleNamespace) -> None:
 
     assert sum(t.speaker == "agent" for t in record.turns) == 2
     assert len(record.turns) == 5
-    assert any("max_turns" in e.text for e in record.events_of("note"))
+    [stop] = record.events_of(StopEvent)
+    assert stop.reason == StopReason.TURN_CAP
     assert bench.score(record)["Len"] == 5.0
 
 
@@ -61,8 +64,8 @@ async def test_no_enforcement_while_the_agent_asks_clarifying_questions(
     h = kit.Harness(lambda _r: ASK, user)
     _bench, record = await h.run(max_turns=3)
 
-    assert record.events_of("enforcement") == []
-    verdicts = record.events_of("preference_verdict")
+    assert record.events_of(EnforcementEvent) == []
+    verdicts = record.events_of(PreferenceVerdictEvent)
     assert len(verdicts) == 9
     assert not any(v.enforced for v in verdicts)
 
@@ -75,8 +78,8 @@ async def test_draft_is_not_updated_while_enforcing(kit: SimpleNamespace) -> Non
     h = kit.Harness(lambda _r: PROSE, user)
     bench, record = await h.run(max_turns=3)
 
-    assert len(record.events_of("enforcement")) == 3
-    assert record.events_of("draft_update") == []
+    assert len(record.events_of(EnforcementEvent)) == 3
+    assert record.events_of(DraftUpdateEvent) == []
     assert record.outcome.draft == ""
     assert bench.score(record) == {"TS": 0.0, "UE": 3.0, "UE_pref": 3.0, "Len": 7.0}
 
@@ -87,7 +90,7 @@ async def test_invalid_user_output_ends_the_session_with_an_error(kit: SimpleNam
     bench, record = await h.run(max_turns=3)
 
     assert record.status == "error"
-    errors = record.events_of("error")
+    errors = record.events_of(ErrorEvent)
     assert len(errors) == 1 and errors[0].where == "user"
     assert errors[0].error_type == "OutputValidationError"
     assert bench.score(record)["TS"] == 0.0
@@ -100,7 +103,7 @@ async def test_agent_failure_is_recorded_not_raised(kit: SimpleNamespace) -> Non
     _bench, record = await h.run(max_turns=3)
 
     assert record.status == "error"
-    assert [e.where for e in record.events_of("error")] == ["agent"]
+    assert [e.where for e in record.events_of(ErrorEvent)] == ["agent"]
     assert len(record.turns) == 3
 
 
@@ -120,7 +123,7 @@ async def test_oracle_memory_reaches_the_agent_prompt(kit: SimpleNamespace) -> N
     )
     system = seen[0].messages[0].content
     assert "bullet" in system.lower()
-    assert record.events_of("enforcement") == []
+    assert record.events_of(EnforcementEvent) == []
 
 
 async def test_recall_is_recorded_when_memory_says_something(kit: SimpleNamespace) -> None:
@@ -135,5 +138,5 @@ async def test_recall_is_recorded_when_memory_says_something(kit: SimpleNamespac
     user = kit.scripted_user("Train question.", [kit.reaction(draft="60", stop=True)])
     h = kit.Harness(lambda _r: BULLETS, user)
     _bench, record = await h.run(memory=Reminder(h.roles))
-    recalls = record.events_of("recall")
+    recalls = record.events_of(RecallEvent)
     assert [(r.turn, r.text) for r in recalls] == [(1, "Use bullet points.")]

@@ -9,10 +9,10 @@ import pytest
 from pydantic import ValidationError
 
 from rapport.envs import Condition, create_benchmark
-from rapport.envs.gyms import GymBenchmark, GymOptions, make_gym, report_tables
+from rapport.envs.gyms import GymBenchmark, GymOptions, GymOutcome, make_gym, report_tables
 from rapport.eval import play_session
 from rapport.llm import ModelCall, ModelRoles, Request, ScriptedAPI
-from rapport.log import ExperimentConfig, GymOutcome, RecallEvent, SessionRecord
+from rapport.log import ExperimentConfig, RecallEvent, RewardEvent, SessionRecord
 from rapport.memory import create_memory
 
 
@@ -53,9 +53,10 @@ def test_train_episodes_come_in_rounds_and_eval_episodes_after_them() -> None:
     assert [s.phase for s in specs] == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
     models = ModelRoles({"all": ScriptedAPI(["unused"])})
     none = Condition(name="none", memory="none")
-    info = bench.episode(specs[2], users[0], models, none).info.attributes
-    assert (info["round"], info["rounds"], info["round_episodes"]) == (1, 5, 6)
-    assert "round_episodes" not in bench.episode(specs[-1], users[0], models, none).info.attributes
+    info = bench.episode(specs[2], users[0], models, none).info
+    assert (info.round, info.rounds, info.round_episodes, info.split) == (1, 5, 6, "train")
+    last = bench.episode(specs[-1], users[0], models, none).info
+    assert (last.round_episodes, last.split, last.horizon) == (0, "eval", 16)
     few = GymBenchmark(GymOptions(env=["function"], train_episodes=3, eval_episodes=1, rounds=5))
     assert [s.phase for s in few.sessions(few.users(1, 0)[0], 0, 0)] == [0, 1, 2, 3]
 
@@ -123,7 +124,7 @@ async def _telepathy_episode(
 async def test_an_episode_records_turns_rewards_and_scores() -> None:
     bench, record = await _telepathy_episode(_agent)
     assert [t.speaker for t in record.turns] == ["user"] + ["agent", "user"] * 3
-    assert [e.turn for e in record.events_of("reward")] == [1, 3, 5]
+    assert [e.turn for e in record.events_of(RewardEvent)] == [1, 3, 5]
     assert bench.score(record) == {"reward": 0.0, "success": 0.0}
     assert record.outcome.env == "telepathy" and record.outcome.hidden["entity"]
     assert record.outcome.secrets == [record.outcome.hidden["entity"]]
@@ -145,13 +146,13 @@ async def test_a_repeated_move_is_sampled_again_with_its_own_seed() -> None:
         return (await _telepathy_episode(agent, repeat_retries=retries))[1]
 
     record = await play(2)
-    moves = [e.move for e in record.events_of("reward")]
+    moves = [e.move for e in record.events_of(RewardEvent)]
     assert moves[0] == "[action] Is it an animal?"
     assert len(set(moves)) == 3, "each repeat was replaced by a fresh sample"
     assert record.outcome.resampled == 2 and len(record.usage) == 5
-    assert [e.move for e in (await play(2)).events_of("reward")] == moves, "seeded"
+    assert [e.move for e in (await play(2)).events_of(RewardEvent)] == moves, "seeded"
     off = await play(0)
-    assert {e.move for e in off.events_of("reward")} == {"[action] Is it an animal?"}
+    assert {e.move for e in off.events_of(RewardEvent)} == {"[action] Is it an animal?"}
     assert off.outcome.resampled == 0 and len(off.usage) == 3
 
 

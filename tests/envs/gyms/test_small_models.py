@@ -14,13 +14,14 @@ from rapport.envs.gyms import (
     FunctionGym,
     GymBenchmark,
     GymOptions,
+    GymTask,
     TelepathyGym,
     make_gym,
     parse_action,
 )
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI
-from rapport.log import ExperimentConfig, GymTask, SessionRecord
+from rapport.log import ExperimentConfig, RewardEvent, SessionRecord
 from rapport.memory import create_memory
 
 
@@ -170,7 +171,7 @@ async def test_the_agent_sees_its_earlier_turns_as_the_moves_the_gym_took() -> N
     assert record.turns[1].text == rambling, "the record keeps what the model wrote"
     seen = [m.content for m in api.requests[1].messages if m.role == "assistant"]
     assert seen == ["[action] f(1, 2, 3, 4)"]
-    moves = [e.move for e in record.events_of("reward")]
+    moves = [e.move for e in record.events_of(RewardEvent)]
     assert moves == ["[action] f(1, 2, 3, 4)", "[answer] rule: a; value: 0"]
 
 

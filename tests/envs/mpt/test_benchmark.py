@@ -13,7 +13,7 @@ from rapport.envs import Condition
 from rapport.envs.mpt import MPTBenchmark, MPTOptions
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI
-from rapport.log import ExperimentConfig, SessionRecord
+from rapport.log import ErrorEvent, ExperimentConfig, SessionRecord, ToolCallEvent
 from rapport.memory import create_memory
 
 
@@ -82,7 +82,7 @@ async def test_history_sessions_replay_dialogue_and_calls() -> None:
     history = [r for r in records if r.split == "train"]
     assert history and all(r.scores == {} for r in history)
     for record in history:
-        [event] = record.events_of("tool_call")
+        [event] = record.events_of(ToolCallEvent)
         assert record.turns[event.turn].tool_calls[0].arguments == event.arguments
 
 
@@ -105,7 +105,7 @@ async def test_an_output_that_stays_invalid_is_an_error_not_a_crash() -> None:
     records = await _run(bench, ScriptedAPI(responder=lambda r: "not json"))
     [record] = [r for r in records if r.split == "eval"]
     assert record.status == "error"
-    assert record.events_of("error")[0].where == "agent"
+    assert record.events_of(ErrorEvent)[0].where == "agent"
     assert record.scores["valid"] == 0.0 and record.scores["p_em"] == 0.0
 
 
@@ -119,7 +119,7 @@ async def test_paraphrase_rewrites_user_turns_and_keeps_them_on_failure() -> Non
     records = await _run(bench, ScriptedAPI(responder=respond))
     user_turns = [t for r in records for t in r.turns if t.speaker == "user"]
     assert any(t.text.startswith("In other words: ") for t in user_turns)
-    failed = [e for r in records for e in r.events_of("error") if e.where == "paraphrase"]
+    failed = [e for r in records for e in r.events_of(ErrorEvent) if e.where == "paraphrase"]
     kept = [t for t in user_turns if "?" in t.text]
     assert failed and len(failed) == len(kept)
     assert not any(t.text.startswith("In other words: ") for t in kept)

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from rapport.envs.mpt import (
+    MPTEvalOutcome,
     bootstrap_ci,
     count_tokens,
     exact_match,
@@ -16,7 +17,6 @@ from rapport.envs.mpt import (
     strict_counts,
     summarize,
 )
-from rapport.log import MPTEvalOutcome
 
 GOLD = {"city": "Denver", "date": "2026-03-02", "price_range": "cheap", "party_size": 2}
 

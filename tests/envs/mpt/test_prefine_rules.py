@@ -7,8 +7,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rapport.envs.mpt import instance_scores, normalize
-from rapport.log import MPTEvalOutcome
+from rapport.envs.mpt import MPTEvalOutcome, instance_scores, normalize
 
 FUNCTIONS = ["GetRestaurants", "GetHotels", "GetFlights"]
 PREF = {

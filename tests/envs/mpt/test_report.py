@@ -9,10 +9,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from rapport.envs.mpt import MPTEvalOutcome
 from rapport.envs.mpt._costs import cost_tables, failure_rows
 from rapport.eval import prepare_experiment
 from rapport.llm import ModelRoles, Request, ScriptedAPI
-from rapport.log import ErrorEvent, ExperimentConfig, MemoryHealth, MPTEvalOutcome, SessionRecord
+from rapport.log import ErrorEvent, ExperimentConfig, MemoryHealth, SessionRecord
 from rapport.report import Report, build_report, render_text
 from rapport.store import RunStore
 

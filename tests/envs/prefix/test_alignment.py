@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from rapport.envs.prefix import PrefixOptions, Step, align, all_settings, get_setting
+from rapport.envs.prefix import (
+    PrefixOptions,
+    Step,
+    align,
+    all_settings,
+    extra_settings,
+    get_setting,
+)
 from rapport.envs.prefix._transcript import render_for_judge
 from rapport.log import Turn
-from rapport.prefs.prefix import extra_settings
 
 
 def _sys(name: str, *, wrote: bool = False, failed: bool = False) -> Step:
@@ -175,8 +181,8 @@ def test_the_docs_table_lists_each_of_the_31_with_its_attribute_and_dimension() 
 
 
 def test_every_settings_pattern_can_be_told_to_the_judges() -> None:
+    from rapport.envs.prefix import extra_settings
     from rapport.envs.prefix._transcript import expected_pattern
-    from rapport.prefs.prefix import extra_settings
 
     for setting in [*all_settings(), *extra_settings()]:
         assert expected_pattern(setting)

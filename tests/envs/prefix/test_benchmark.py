@@ -7,12 +7,18 @@ from collections.abc import Callable
 
 import pytest
 
+from rapport.log import ErrorEvent, JudgeEvent, NoteEvent, ToolCallEvent, UserGuardEvent
+
 pytest.importorskip("bfcl_eval")
 
 from rapport.envs import Condition, SessionSpec, create_benchmark
 from rapport.envs.prefix import (
+    DONE,
+    GO_ON,
     PrefixBenchmark,
     PrefixOptions,
+    PrefixOutcome,
+    PrefixTask,
     SafeExecutor,
     parse_call,
     task_by_id,
@@ -21,9 +27,8 @@ from rapport.envs.prefix import (
 from rapport.envs.prefix._session import USER_REPLACED
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
-from rapport.log import ExperimentConfig, PrefixOutcome, PrefixTask, SessionRecord
+from rapport.log import ExperimentConfig, SessionRecord
 from rapport.memory import BaseMemory
-from rapport.users.prefix import DONE, GO_ON
 
 TASK = task_by_id("multi_turn_base_12")  # cd, touch, echo, wc: two writes
 WRITES = {"touch", "echo"}
@@ -143,12 +148,12 @@ async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignm
     record = await _session(_bench(settings="tool_initiative_reactive"), "p", confirm=True)
     assert record.scores["accuracy"] == 1.0 and record.scores["coverage"] == 1.0
     assert record.scores["align_recall"] == 1.0 and record.scores["align_precision"] == 1.0
-    asked = [e.name for e in record.events_of("tool_call") if e.interaction]
+    asked = [e.name for e in record.events_of(ToolCallEvent) if e.interaction]
     assert asked == ["confirmation", "confirmation"]
     assert record.scores["ux"] == pytest.approx(3.0)  # (4 + 2) / 2 on the 7 UX dimensions
     assert record.scores["alignment"] == 5.0  # judged apart, never blended into ux
     assert "ux.preference_alignment" not in record.scores
-    judged = record.events_of("judge")
+    judged = record.events_of(JudgeEvent)
     assert len(judged) == 2 * len(ux_dimensions())
     turn_ids = {t.index for t in record.turns}
     assert all(set(e.evidence_turns) <= turn_ids for e in judged)
@@ -206,7 +211,7 @@ async def test_a_user_that_keeps_naming_its_preference_ends_the_session_with_an_
         return "Please ask for my confirmation before each change."
 
     record = await _session(_bench(settings="tool_initiative_reactive"), "no_p", False, leaky)
-    errors = record.events_of("error")
+    errors = record.events_of(ErrorEvent)
     assert [e.where for e in errors] == ["user"]
     assert record.status == "error"
     assert not record.turns  # the leaking message never reached the agent
@@ -228,7 +233,7 @@ async def test_a_user_model_out_of_role_is_replaced_by_code(acts: bool) -> None:
         agent=None if acts else talker,
     )
     users = [t.text for t in record.turns if t.speaker == "user"]
-    notes = [e for e in record.events_of("note") if e.text.startswith(USER_REPLACED)]
+    notes = [e for e in record.events_of(UserGuardEvent) if e.reason.startswith(USER_REPLACED)]
     assert users[0] == " ".join(TASK.turns)  # the opening is the instruction
     assert len(notes) == len(users)
     if acts:  # the agent works after each message: the user asks it to go on
@@ -289,7 +294,7 @@ async def test_a_task_that_coarsening_drops_is_replaced_by_a_stand_in() -> None:
     )
     assert isinstance(record.outcome, PrefixOutcome)
     assert not record.outcome.dropped and record.outcome.task_id == TASK.id
-    assert any("dropped" in e.text for e in record.events_of("note"))
+    assert any("dropped" in e.text for e in record.events_of(NoteEvent))
     assert bench.score(record)["accuracy"] == 1.0
 
 
@@ -325,7 +330,7 @@ async def test_an_interaction_call_without_its_required_fields_is_refused_and_no
     record = await play_session(
         bench, spec, user, models=models, memory=BaseMemory(models), condition=condition
     )
-    (call,) = record.events_of("tool_call")
+    (call,) = record.events_of(ToolCallEvent)
     assert call.error is not None and "unknown field(s) question" in call.error
     assert isinstance(record.outcome, PrefixOutcome)
     assert record.outcome.alignment[0]["concerned_calls"] == 0

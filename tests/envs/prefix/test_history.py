@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from rapport.envs.prefix import align, all_settings, get_setting
+from rapport.envs.prefix import align, all_settings, extra_settings, get_setting
 from rapport.envs.prefix._history import HistoryError, build, history
 from rapport.envs.prefix._prompts import agent_instructions
-from rapport.prefs.prefix import extra_settings
 
 EVERY = [*all_settings(), *extra_settings()]
 

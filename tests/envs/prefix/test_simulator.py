@@ -9,16 +9,17 @@ import pytest
 pytest.importorskip("bfcl_eval")
 
 from rapport.envs.prefix import (
+    GO_ON,
     PreferenceLeak,
-    UserSimulator,
+    PrefixUserSimulator,
     coarsen,
     get_setting,
     leaked_terms,
     required_literals,
+    slips_out_of_role,
     task_by_id,
 )
 from rapport.llm import Message, Model, ScriptedAPI
-from rapport.users.prefix import GO_ON, slips_out_of_role
 
 SETTING = get_setting("each_confirmation")
 
@@ -34,21 +35,23 @@ def test_leak_check_finds_keywords_and_the_setting_name() -> None:
 
 async def test_a_leaking_reply_is_retried_with_the_words_to_avoid() -> None:
     api = ScriptedAPI(["I want you to ask permission first.", "Hmm, you changed it already?"])
-    user = UserSimulator(Model(api, role="user"), [SETTING], "Move report.pdf to temp.")
+    user = PrefixUserSimulator(Model(api, role="user"), [SETTING], "Move report.pdf to temp.")
     assert await user.reply([]) == "Hmm, you changed it already?"
     assert "permission" in api.requests[1].messages[-1].content
 
 
 async def test_a_user_that_keeps_leaking_raises_after_the_retries() -> None:
     api = ScriptedAPI(["Please confirm."] * 3)
-    user = UserSimulator(Model(api, role="user"), [SETTING], "Move report.pdf to temp.", retries=2)
+    user = PrefixUserSimulator(
+        Model(api, role="user"), [SETTING], "Move report.pdf to temp.", retries=2
+    )
     with pytest.raises(PreferenceLeak):
         await user.reply([])
     assert len(api.requests) == 3
 
 
 def test_the_prompt_gives_the_cue_but_the_user_is_told_not_to_name_it() -> None:
-    prompt = UserSimulator(Model(ScriptedAPI(["x"])), [SETTING], "Do X.").system_prompt()
+    prompt = PrefixUserSimulator(Model(ScriptedAPI(["x"])), [SETTING], "Do X.").system_prompt()
     assert SETTING.cue in prompt and '"confirm"' in prompt and "Do X." in prompt
 
 
@@ -80,7 +83,7 @@ async def test_coarsening_retries_then_drops_a_task_that_loses_values() -> None:
 )
 async def test_a_reply_out_of_role_is_retried_with_a_reminder(slip: str) -> None:
     api = ScriptedAPI([slip, "Please book my flight to Paris."])
-    user = UserSimulator(Model(api, role="user"), [SETTING], "Book a flight to Paris.")
+    user = PrefixUserSimulator(Model(api, role="user"), [SETTING], "Book a flight to Paris.")
     assert await user.reply([]) == "Please book my flight to Paris."
     assert "not the assistant" in api.requests[1].messages[-1].content
     assert user.replaced == 0
@@ -88,9 +91,13 @@ async def test_a_reply_out_of_role_is_retried_with_a_reminder(slip: str) -> None
 
 async def test_a_user_that_stays_out_of_role_is_replaced_by_code() -> None:
     slip = "The assistant booked the flight."
-    opening = UserSimulator(Model(ScriptedAPI([slip] * 3)), [SETTING], "Book a flight to Paris.")
+    opening = PrefixUserSimulator(
+        Model(ScriptedAPI([slip] * 3)), [SETTING], "Book a flight to Paris."
+    )
     assert await opening.reply([]) == "Book a flight to Paris."
-    later = UserSimulator(Model(ScriptedAPI([slip] * 3)), [SETTING], "Book a flight to Paris.")
+    later = PrefixUserSimulator(
+        Model(ScriptedAPI([slip] * 3)), [SETTING], "Book a flight to Paris."
+    )
     seen = [Message(role="assistant", content="Book it."), Message(role="user", content="Done.")]
     assert await later.reply(seen) == GO_ON
     assert opening.replaced == later.replaced == 1

@@ -24,6 +24,7 @@ pytest.importorskip("bfcl_eval")
 from rapport.cli import main
 from rapport.envs.prefix import (
     BfclTask,
+    PrefixOutcome,
     SafeExecutor,
     TaskDataError,
     check_accuracy,
@@ -33,7 +34,6 @@ from rapport.envs.prefix import (
     replay_turns,
 )
 from rapport.envs.prefix._task_data import installed_version
-from rapport.log import PrefixOutcome
 from rapport.store import RunStore
 
 PUBLISHED = Path(__file__).parent / "data" / "published"

@@ -13,6 +13,7 @@ from rapport.envs import Condition, SessionSpec, create_benchmark
 from rapport.envs.prefix import (
     BfclTask,
     PrefixBenchmark,
+    PrefixTask,
     SafeExecutor,
     check_accuracy,
     load_tasks,
@@ -28,7 +29,7 @@ from rapport.envs.prefix._trading_beaver import TradingBeaver
 from rapport.envs.prefix._travel_beaver import TravelBeaver
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
-from rapport.log import ExperimentConfig, PrefixTask
+from rapport.log import ExperimentConfig
 from rapport.memory import BaseMemory
 
 DOCS = {name: toolbox_docs(name) for name in ("TradingBeaver", "TravelBeaver")}

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from rapport.envs.prefix import interaction_tools
-from rapport.prefs.prefix import get_tool
+from rapport.envs.prefix import get_tool, interaction_tools
 
 FUNCTIONS = {"mkdir", "mv", "ls"}
 

@@ -6,8 +6,10 @@ import math
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
-from rapport.log import Cell, CollabOutcome, PreferenceVerdictEvent, SessionRecord, Table
-from rapport.prefs import is_clarifying_question
+from rapport.log import Cell, SessionRecord, Table, UserGuardEvent
+
+from ._checkers import is_clarifying_question
+from ._types import CollabOutcome, PreferenceVerdictEvent
 
 
 def enforcement_agreement(
@@ -59,7 +61,7 @@ def _checkable(
     records: Iterable[SessionRecord],
 ) -> Iterator[tuple[SessionRecord, PreferenceVerdictEvent]]:
     for record in records:
-        for event in record.events_of("preference_verdict"):
+        for event in record.events_of(PreferenceVerdictEvent):
             if event.checker_satisfied is not None and not _after_clarifying(record, event):
                 yield record, event
 
@@ -70,10 +72,6 @@ def _after_clarifying(record: SessionRecord, event: PreferenceVerdictEvent) -> b
         return False
     judged = record.turns[event.turn - 1]
     return judged.speaker == "agent" and is_clarifying_question(judged.text)
-
-
-GUARD_MARK = "user guard: "
-"""The start of a note the user simulator leaves where code wrote or replaced its turn."""
 
 
 def guard_table(records: Iterable[SessionRecord]) -> Table:
@@ -88,9 +86,7 @@ def guard_table(records: Iterable[SessionRecord]) -> Table:
         by_condition.setdefault(record.condition, []).append(record)
     for condition, group in sorted(by_condition.items()):
         user_turns = sum(sum(t.speaker == "user" for t in r.turns) for r in group)
-        guarded = sum(
-            1 for r in group for e in r.events_of("note") if e.text.startswith(GUARD_MARK)
-        )
+        guarded = sum(len(r.events_of(UserGuardEvent)) for r in group)
         stated = differ = 0
         for r in group:
             outcome = r.outcome

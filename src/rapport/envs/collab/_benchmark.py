@@ -9,34 +9,18 @@ from typing import Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rapport.llm import GenerateConfig, ModelRoles, stable_hash
-from rapport.log import (
-    CollabOutcome,
-    CollabTask,
-    Condition,
-    ExperimentConfig,
-    Problem,
-    SessionRecord,
-    SessionSpec,
-    Table,
-    UserSpec,
-)
-from rapport.prefs import load_taxonomy
-from rapport.users import (
-    PREFERENCES_PER_USER,
-    CollabUser,
-    Persona,
-    PersonaFileError,
-    as_collab_user,
-    load_msc_profiles,
-    load_personas_jsonl,
-    make_users,
-)
+from rapport.log import Condition, ExperimentConfig, SessionRecord, SessionSpec, Table, UserSpec
 
 from .._protocol import Benchmark
 from ._agreement import agreement_table, guard_table
+from ._msc_profiles import load_msc_profiles
+from ._personas import Persona, PersonaFileError, load_personas_jsonl
 from ._problems import is_correct
+from ._profiles import PREFERENCES_PER_USER, CollabUser, as_collab_user, make_users
 from ._session import CollabEpisode, SessionSettings
 from ._sources import load_problems
+from ._taxonomy import load_taxonomy
+from ._types import CollabOutcome, CollabTask, EnforcementEvent, PreferenceVerdictEvent, Problem
 
 
 class CollabOptions(BaseModel):
@@ -251,7 +235,7 @@ class CollabBenchmark(Benchmark):
         Len counts every message of the session, the user's (opening and last reaction
         included) and the agent's.
         """
-        enforcements = record.events_of("enforcement")
+        enforcements = record.events_of(EnforcementEvent)
         outcome = record.outcome
         solved = (
             isinstance(outcome, CollabOutcome)
@@ -271,7 +255,7 @@ class CollabBenchmark(Benchmark):
         and what code did for the user simulator (when a session used one)."""
         records = list(records)
         tables = [agreement_table(records)]
-        if any(r.events_of("preference_verdict") for r in records):
+        if any(r.events_of(PreferenceVerdictEvent) for r in records):
             tables.append(guard_table(records))
         return [t for t in tables if t.rows]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from rapport.log import Problem, letter
+from ._types import Problem, letter
 
 FAMILIES = ("arithmetic", "linear", "logic")
 _ORDINALS = ("first", "second", "third", "fourth", "fifth")

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from rapport._json import loads_strict
-from rapport.log import Problem, letter
 
 from ._problems import ProblemSourceError, boxed_contents
+from ._types import Problem, letter
 
 Row = dict[str, Any]
 _SUFFIXES = (".json", ".jsonl", ".csv", ".parquet", ".txt")

@@ -7,8 +7,8 @@ import re
 import threading
 from fractions import Fraction
 
-from rapport.log import Problem, letter
-from rapport.prefs import gives_answer
+from ._checkers import gives_answer
+from ._types import Problem, letter
 
 
 class ProblemSourceError(ValueError):

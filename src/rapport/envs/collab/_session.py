@@ -10,11 +10,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles
-from rapport.log import CollabOutcome, Condition, Problem, SessionInfo, SessionSpec, Speaker
-from rapport.users import CollabUser, RuleUser, UserSimulator
+from rapport.log import Condition, SessionInfo, SessionSpec, Speaker, StopReason
 
 from .._protocol import AgentRequest, Episode, SessionLog
 from ._problems import stated_answer
+from ._profiles import CollabUser
+from ._rule_user import RuleUser
+from ._simulator import CollabUserSimulator
+from ._types import CollabOutcome, Problem
 
 
 class SessionSettings(BaseModel):
@@ -48,7 +51,7 @@ class CollabEpisode(Episode):
         problem: the session's problem.
         condition: the condition, whose settings pick the mode.
         models: the run's roles (the ``user`` role plays the user).
-        max_turns: the most user-agent turn pairs.
+        max_turns: the most user-agent turn pairs (the orchestrator ends the session there).
         benchmark: the benchmark's name (for `SessionInfo`).
         agent_config: the agent's sampling settings (None: the model's defaults).
         user_kind: who plays the user: ``llm`` (the user model) or ``rules`` (code).
@@ -69,7 +72,8 @@ class CollabEpisode(Episode):
         user_kind: Literal["llm", "rules"] = "llm",
         enforcement: Literal["model", "natural", "template"] = "model",
     ) -> None:
-        self.problem, self.max_turns, self.agent_config = problem, max_turns, agent_config
+        self.problem, self.agent_config = problem, agent_config
+        self.turn_cap = max_turns
         self.settings = SessionSettings.model_validate(condition.settings)
         self.info = SessionInfo(
             index=spec.index,
@@ -77,7 +81,7 @@ class CollabEpisode(Episode):
             task="a multiple-choice question" if problem.choices else "a math problem",
         )
         prefs = user.preference_objects() if self.settings.preferences else []
-        self.user: UserSimulator | RuleUser
+        self.user: CollabUserSimulator | RuleUser
         if user_kind == "rules":
             self.user = RuleUser(
                 persona=user.persona,
@@ -87,7 +91,7 @@ class CollabEpisode(Episode):
                 seed=f"{user.id}:{spec.id}:{spec.index}",
             )
         else:
-            self.user = UserSimulator(
+            self.user = CollabUserSimulator(
                 models.get("user"),
                 persona=user.persona,
                 problem=problem_text(problem),
@@ -96,7 +100,6 @@ class CollabEpisode(Episode):
                 enforce_with=enforcement,
             )
         self.history: list[Message] = []
-        self.pairs = 0
         self.draft = ""
 
     async def start(self, log: SessionLog) -> None:
@@ -116,7 +119,6 @@ class CollabEpisode(Episode):
         if self.settings.mode == "direct":
             self.draft, self.done = output.text.strip(), True
             return
-        self.pairs += 1
         try:
             reply = await self.user.react(self.history, turn=len(self.history))
         finally:
@@ -125,10 +127,7 @@ class CollabEpisode(Episode):
             log.event(event)
         self._add(log, "user", reply.message)
         if reply.stop:
-            log.note("the user stopped")
-            self.done = True
-        elif self.pairs >= self.max_turns:
-            log.note(f"max_turns ({self.max_turns}) reached")
+            log.stop(StopReason.USER_ENDED)
             self.done = True
 
     def _add(self, log: SessionLog, speaker: Speaker, text: str) -> None:

@@ -7,11 +7,10 @@ path holding MMLU, LogiQA, MedQA or MATH-Hard data in their usual layouts.
 
 from __future__ import annotations
 
-from rapport.log import Problem
-
 from ._generated import FAMILIES, generate_problems
 from ._loaders import load_local, load_math500
 from ._problems import ProblemSourceError, sample
+from ._types import Problem
 
 
 def load_problems(source: str, n: int, seed: int, *, allow_fewer: bool = False) -> list[Problem]:

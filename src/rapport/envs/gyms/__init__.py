@@ -3,6 +3,8 @@
 Moves: ``[action] <text>``, ``[search] <query>``, ``[answer] <text>``, ``[finish]``.
 """
 
+from rapport.agents import SINGLE_LINE, ActionKind
+
 from ._benchmark import GymBenchmark, GymOptions
 from ._core import HORIZON, Action, Gym, Step, parse_action
 from ._function import FunctionGym
@@ -22,15 +24,20 @@ from ._tau import TauGym
 from ._telepathy import TelepathyGym
 from ._travel import TravelGym
 from ._turtle import TurtleGym
+from ._types import GymOutcome, GymTask
 
 __all__ = [
     "GYMS",
     "HORIZON",
+    "SINGLE_LINE",
     "Action",
+    "ActionKind",
     "FunctionGym",
     "Gym",
     "GymBenchmark",
     "GymOptions",
+    "GymOutcome",
+    "GymTask",
     "IntentionGym",
     "PersuadeGym",
     "SearchGym",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -12,8 +12,6 @@ from rapport.log import (
     MAX_SESSIONS,
     Condition,
     ExperimentConfig,
-    GymOutcome,
-    GymTask,
     RewardEvent,
     SessionInfo,
     SessionRecord,
@@ -22,10 +20,11 @@ from rapport.log import (
     UserSpec,
 )
 
-from .._protocol import AgentRequest, Benchmark, Episode, SessionLog
+from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog
 from ._core import EASY_HORIZON, HORIZON, Gym
 from ._registry import EASY, GYMS, make_gym
 from ._report import report_tables
+from ._types import GymOutcome, GymTask
 
 
 class GymOptions(BaseModel):
@@ -97,6 +96,7 @@ class GymBenchmark(Benchmark):
 
     name = "gym"
     options_model = GymOptions
+    uses: ClassVar[frozenset[GenericSetting]] = frozenset({"users"})
     metrics = ("reward", "success")
     produces = (GymOutcome,)
     roles = ("user", "judge")
@@ -166,12 +166,9 @@ class GymBenchmark(Benchmark):
             index=spec.index,
             benchmark=self.name,
             task=gym.name,
-            attributes={
-                "env": gym.name,
-                "split": spec.split,
-                "horizon": gym.horizon,
-                **self._round(spec),
-            },
+            split=spec.split,
+            horizon=gym.horizon,
+            **self._round(spec),
         )
         return GymEpisode(gym, task, info, models, self.options)
 

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from rapport.agents import SINGLE_LINE, Action, parse_action
 from rapport.llm import Model
-from rapport.log import SINGLE_LINE, Action, parse_action
 
 HORIZON = 16
 """Default number of agent turns in an episode."""

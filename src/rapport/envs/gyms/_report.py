@@ -8,7 +8,9 @@ from statistics import fmean
 
 import numpy as np
 
-from rapport.log import Cell, GymOutcome, SessionRecord, Table
+from rapport.log import Cell, RecallEvent, SessionRecord, Table
+
+from ._types import GymOutcome
 
 BASELINE = "none"
 
@@ -148,7 +150,7 @@ def behaviour_table(records: Iterable[SessionRecord]) -> Table:
                 f"{fmean(float(o.success) for _, o in rs):.0%}",
                 f"{fmean(float(o.turns_used) for _, o in rs):.1f}",
                 f"{fmean(float(o.resampled) for _, o in rs):.1f}",
-                f"{fmean(float(len(r.events_of('recall'))) for r, _ in rs):.1f}",
+                f"{fmean(float(len(r.events_of(RecallEvent))) for r, _ in rs):.1f}",
             ]
         )
     return Table(

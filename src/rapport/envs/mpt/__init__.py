@@ -2,7 +2,7 @@
 release built by its own rules, a tool-calling agent and the P-EM / OA-F1 / F1 / token-cost
 metrics scored as PRefine scores them."""
 
-from ._agent import call_api, render_instructions
+from ._agent import render_instructions
 from ._benchmark import MPTBenchmark, MPTOptions, MPTUser
 from ._generate import CHALLENGES, QUERY_TYPES, GenerationSettings, generate_user, generate_users
 from ._loader import CallParseError, parse_call
@@ -38,6 +38,7 @@ from ._schema import (
     schema_from_json,
     validate_call,
 )
+from ._types import MPTEvalOutcome, MPTEvalTask, MPTHistoryOutcome, MPTHistoryTask
 
 __all__ = [
     "CHALLENGES",
@@ -50,12 +51,15 @@ __all__ = [
     "CallParseError",
     "GenerationSettings",
     "MPTBenchmark",
+    "MPTEvalOutcome",
+    "MPTEvalTask",
+    "MPTHistoryOutcome",
+    "MPTHistoryTask",
     "MPTOptions",
     "MPTUser",
     "ReleaseLayoutError",
     "arguments_model",
     "bootstrap_ci",
-    "call_api",
     "call_counts",
     "count_tokens",
     "describe",

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles
 from rapport.log import (
     Condition,
+    ContextEvent,
     ExperimentConfig,
-    MPTEvalOutcome,
-    MPTEvalTask,
-    MPTHistoryOutcome,
-    MPTHistoryTask,
+    RecallEvent,
     SessionInfo,
     SessionRecord,
     SessionSpec,
@@ -24,7 +22,7 @@ from rapport.log import (
 )
 from rapport.memory import render_sessions
 
-from .._protocol import AgentRequest, Benchmark, Episode, SessionLog
+from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog
 from ._agent import render_instructions
 from ._generate import GenerationSettings, generate_users
 from ._metrics import TOKEN_METHOD, count_tokens, instance_scores
@@ -33,6 +31,7 @@ from ._release import load_release
 from ._report import report_tables
 from ._schema import ApiSchema, arguments_model, domain_schema, schema_from_json, validate_call
 from ._tools import call_model, check_call, tools_instructions
+from ._types import MPTEvalOutcome, MPTEvalTask, MPTHistoryOutcome, MPTHistoryTask
 
 
 class MPTOptions(BaseModel):
@@ -68,8 +67,11 @@ class MPTOptions(BaseModel):
     def _ordered(self) -> MPTOptions:
         if self.sessions_min > self.sessions_max:
             raise ValueError("sessions_min must not exceed sessions_max")
-        for key in ("release", "data", "dataset"):
-            value = getattr(self, key)
+        for key, value in (
+            ("release", self.release),
+            ("data", self.data),
+            ("dataset", self.dataset),
+        ):
             if value is not None and not value.strip():
                 raise ValueError(f"{key} is empty: give a path or leave it out")
         if self.release is None:
@@ -93,6 +95,7 @@ class MPTBenchmark(Benchmark):
 
     name = "mpt"
     options_model = MPTOptions
+    uses: ClassVar[frozenset[GenericSetting]] = frozenset({"users"})
     metrics = ("p_em", "oa_f1", "f1", "token_ratio")
     lower_is_better = frozenset({"token_ratio"})
     produces = (MPTHistoryOutcome, MPTEvalOutcome)
@@ -212,8 +215,8 @@ class MPTBenchmark(Benchmark):
 
 def memory_text(record: SessionRecord) -> str:
     """What memory put in the agent's prompt: the session's context, then its recall."""
-    context = [e.text for e in record.events_of("context")]
-    recall = [e.text for e in record.events_of("recall")]
+    context = [e.text for e in record.events_of(ContextEvent)]
+    recall = [e.text for e in record.events_of(RecallEvent)]
     return "".join(context[-1:] + recall[-1:])
 
 
@@ -276,7 +279,6 @@ class InstanceEpisode(Episode):
             index=spec.index,
             benchmark="mpt",
             task=task_text,
-            attributes={"domain": self.instance["domain"], "schema": self.schema.to_json()},
         )
         self.predicted: dict[str, Any] | None = None
         self.predicted_name: str | None = None

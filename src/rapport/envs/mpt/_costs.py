@@ -15,9 +15,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from rapport.log import MPTEvalOutcome, SessionRecord
+from rapport.log import ErrorEvent, SessionRecord
 
 from ._metrics import TOKEN_METHOD
+from ._types import MPTEvalOutcome
 
 LONG_HISTORY = 8
 """Users with at least this many history sessions make the long-history columns."""
@@ -125,7 +126,7 @@ def failure_rows(records: Sequence[SessionRecord]) -> list[Row]:
             final[r.condition][r.user_id] = counts
     raised: dict[str, int] = defaultdict(int)
     for r in records:
-        raised[r.condition] += sum(e.where.startswith("memory") for e in r.events_of("error"))
+        raised[r.condition] += sum(e.where.startswith("memory") for e in r.events_of(ErrorEvent))
     rows: list[Row] = []
     for method in sorted(set(final) | {m for m, n in raised.items() if n}):
         users = final.get(method, {})

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from rapport.log import MPTEvalOutcome
+from ._types import MPTEvalOutcome
 
 TOKEN_METHOD = "approx: ceil(characters / 4)"
 """How context tokens are counted (no tokenizer is loaded by the benchmark)."""

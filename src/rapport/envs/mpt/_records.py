@@ -7,9 +7,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rapport.llm import GenerateConfig, Message, ModelError, ModelRoles, ToolCall
-from rapport.log import ErrorEvent, MPTHistoryOutcome, SessionRecord, ToolCallEvent, Turn
+from rapport.log import ErrorEvent, SessionRecord, ToolCallEvent, Turn
 
 from ._schema import load_data
+from ._types import MPTHistoryOutcome
 
 
 def history_record(

@@ -7,11 +7,12 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from rapport.log import Cell, MPTEvalOutcome, SessionRecord, Table
+from rapport.log import Cell, SessionRecord, Table
 
 from ._costs import cost_tables
 from ._generate import CHALLENGES, QUERY_TYPES
 from ._metrics import summarize
+from ._types import MPTEvalOutcome
 
 
 def _fmt(value: float, ci: tuple[float, float] | None = None) -> str:

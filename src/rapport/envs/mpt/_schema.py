@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from rapport.prefs.mpt import latent_groups
+from ._latent import latent_groups
 
 ArgKind = Literal["categorical", "numeric", "date", "time", "text"]
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")

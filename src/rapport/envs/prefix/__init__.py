@@ -1,15 +1,6 @@
 """PrefIx: interaction preferences as explicit tool calls on BFCL multi-turn tasks, with task
 accuracy, preference alignment and a multi-judge UX score with its reliability."""
 
-from rapport.prefs.prefix import (
-    InteractionTool,
-    Setting,
-    all_settings,
-    get_setting,
-    interaction_tools,
-)
-from rapport.users.prefix import END_TOKEN, PreferenceLeak, UserSimulator, leaked_terms
-
 from ._alignment import Alignment, Step, align
 from ._benchmark import PrefixBenchmark
 from ._checker import Accuracy, check_accuracy, replay_reference, replay_turns
@@ -18,6 +9,33 @@ from ._executor import CallRefused, ExecutionResult, SafeExecutor, parse_call
 from ._failures import FailurePlan, plan_failures
 from ._options import PrefixOptions, combined_users, eligible, ux_dimensions
 from ._paper_tasks import FixedTask, FixedTasks, PaperTasks, open_paper_tasks
+from ._settings import (
+    Category,
+    InteractionTool,
+    Needs,
+    PatternRule,
+    Setting,
+    all_settings,
+    control_tool_names,
+    dimensions,
+    extra_settings,
+    function_name,
+    get_setting,
+    get_tool,
+    interaction_tool_names,
+    interaction_tools,
+    split_items,
+)
+from ._simulator import (
+    DONE,
+    GO_ON,
+    PREFIX_END_TOKEN,
+    PreferenceLeak,
+    PrefixUserSimulator,
+    is_end,
+    leaked_terms,
+    slips_out_of_role,
+)
 from ._task_data import (
     TaskData,
     TaskDataError,
@@ -28,38 +46,53 @@ from ._task_data import (
     task_by_id,
 )
 from ._tasks import BfclTask
+from ._types import PrefixOutcome, PrefixTask
 
 __all__ = [
-    "END_TOKEN",
+    "DONE",
+    "GO_ON",
+    "PREFIX_END_TOKEN",
     "Accuracy",
     "Alignment",
     "BfclTask",
     "CallRefused",
+    "Category",
     "Coarsened",
     "ExecutionResult",
     "FailurePlan",
     "FixedTask",
     "FixedTasks",
     "InteractionTool",
+    "Needs",
     "PaperTasks",
+    "PatternRule",
     "PreferenceLeak",
     "PrefixBenchmark",
     "PrefixOptions",
+    "PrefixOutcome",
+    "PrefixTask",
+    "PrefixUserSimulator",
     "SafeExecutor",
     "Setting",
     "Step",
     "TaskData",
     "TaskDataError",
-    "UserSimulator",
     "align",
     "all_settings",
     "check_accuracy",
     "coarsen",
     "combined_users",
+    "control_tool_names",
+    "dimensions",
     "eligible",
+    "extra_settings",
+    "function_name",
     "get_setting",
+    "get_tool",
     "installed_task_data",
+    "interaction_tool_names",
     "interaction_tools",
+    "is_end",
     "leaked_terms",
     "load_tasks",
     "open_paper_tasks",
@@ -69,6 +102,8 @@ __all__ = [
     "replay_reference",
     "replay_turns",
     "required_literals",
+    "slips_out_of_role",
+    "split_items",
     "system_tools",
     "task_by_id",
     "ux_dimensions",

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from rapport.prefs.prefix import PatternRule, Setting
+from ._settings import PatternRule, Setting
 
 
 class Step(BaseModel):

@@ -5,22 +5,21 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rapport.judges import judge_means_from_events
 from rapport.llm import ModelRoles, stable_hash
 from rapport.log import (
     Condition,
     ExperimentConfig,
-    PrefixOutcome,
-    PrefixTask,
+    JudgeEvent,
     SessionRecord,
     SessionSpec,
     Table,
     UserSpec,
 )
-from rapport.prefs.prefix import Category, Setting, get_setting
 
-from .._protocol import Benchmark
+from .._protocol import Benchmark, GenericSetting
 from ._failures import FailurePlan, plan_failures
 from ._options import (
     ALIGNMENT_DIMENSION,
@@ -32,8 +31,10 @@ from ._options import (
 from ._paper_tasks import FixedTasks, PaperTasks, open_paper_tasks
 from ._report import report_tables
 from ._session import COARSENED_BY_MODEL, Plan, PrefixEpisode
+from ._settings import Category, Setting, get_setting
 from ._task_data import check_categories, open_task_data
 from ._tasks import BfclTask
+from ._types import PrefixOutcome, PrefixTask
 
 _BACKUPS = 2
 """Stand-in tasks per session for when coarsening drops the chosen one."""
@@ -44,6 +45,7 @@ class PrefixBenchmark(Benchmark):
 
     name = "prefix"
     options_model = PrefixOptions
+    uses: ClassVar[frozenset[GenericSetting]] = frozenset({"sessions"})
     produces = (PrefixOutcome,)
     roles = ("user", "judge")
     metrics = (
@@ -193,7 +195,7 @@ class PrefixBenchmark(Benchmark):
             "align_precision": _mean([a["precision"] for a in per_setting]),
             "align_recall": _mean([a["recall"] for a in per_setting if a["recall"] is not None]),
         }
-        judged = judge_means_from_events(record.events_of("judge"))
+        judged = judge_means_from_events(record.events_of(JudgeEvent))
         ux = {d: judged[d] for d in experience_dimensions() if d in judged}
         scores |= {f"ux.{d}": v for d, v in ux.items()}
         if ux:  # the UX score: the seven UX dimensions, preference alignment apart

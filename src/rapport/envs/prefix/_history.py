@@ -15,10 +15,9 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rapport.prefs.prefix import Setting, all_settings, extra_settings, get_tool
-from rapport.users.prefix import leaked_terms
-
 from ._alignment import Step, align
+from ._settings import Setting, all_settings, extra_settings, get_tool
+from ._simulator import leaked_terms
 
 FAILURE_ATTRIBUTES = frozenset(
     {"tool_abortion", "tool_switching", "error_retry", "error_discovery"}

@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rapport.judges import Dimension
 from rapport.log import MAX_SESSIONS
-from rapport.prefs.prefix import Category, Setting, all_settings, extra_settings, get_setting
 
 from ._executor import SafeExecutor
+from ._settings import Category, Setting, all_settings, extra_settings, get_setting
 from ._tasks import BfclTask
 
 

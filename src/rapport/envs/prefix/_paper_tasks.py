@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rapport.prefs.prefix import all_settings, extra_settings
-
+from ._settings import all_settings, extra_settings
 from ._task_data import (
     TaskData,
     TaskDataError,

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib import resources
 
-from rapport.prefs.prefix import Setting
-
 from ._history import histories
+from ._settings import Setting
 
 GENERIC = "Use the interaction tools as you judge best."
 

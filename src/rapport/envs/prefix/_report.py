@@ -10,10 +10,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from rapport.judges import coefficient_of_variation, cronbach_alpha, icc2, judge_means_from_events
-from rapport.log import PrefixOutcome, SessionRecord, Table
-from rapport.prefs.prefix import dimensions
+from rapport.log import JudgeEvent, SessionRecord, Table
 
 from ._options import ALIGNMENT_DIMENSION, experience_dimensions
+from ._settings import dimensions
+from ._types import PrefixOutcome
 
 Row = list[str | int | float | None]
 
@@ -126,7 +127,7 @@ def _judge_cells(records: Sequence[SessionRecord]) -> Cells:
     """Dimension -> (record position, judge) -> that judge's scores over repeats."""
     cells: Cells = defaultdict(dict)
     for i, r in enumerate(records):
-        for e in r.events_of("judge"):
+        for e in r.events_of(JudgeEvent):
             cells[e.dimension].setdefault((i, e.judge), []).append(e.score)
     return cells
 
@@ -171,7 +172,7 @@ def reliability_table(records: Sequence[SessionRecord]) -> Table:
     cells = _judge_cells(records)
     judges = sorted({j for by in cells.values() for (_i, j) in by})
     rows = _icc_rows(cells, judges, len(records))
-    per_session = [judge_means_from_events(r.events_of("judge")) for r in records]
+    per_session = [judge_means_from_events(r.events_of(JudgeEvent)) for r in records]
     ux_dims = experience_dimensions()
     items = [[s.get(d, math.nan) for d in ux_dims] for s in per_session if s]
     alpha = cronbach_alpha(np.array(items)) if items else math.nan

@@ -14,18 +14,7 @@ from dataclasses import dataclass, field
 
 from rapport.judges import MultiJudge
 from rapport.llm import Message, ModelOutput, ModelRoles, ToolCall, ToolSpec
-from rapport.log import PrefixOutcome, SessionInfo, Speaker, ToolCallEvent
-from rapport.prefs.prefix import (
-    InteractionTool,
-    Setting,
-    control_tool_names,
-    function_name,
-    get_tool,
-    interaction_tool_names,
-    interaction_tools,
-    split_items,
-)
-from rapport.users.prefix import DONE, GO_ON, PreferenceLeak, UserSimulator, is_end
+from rapport.log import SessionInfo, Speaker, StopReason, ToolCallEvent, UserGuardEvent
 
 from .._protocol import AgentRequest, Episode, SessionFailure, SessionLog
 from ._alignment import Step, align
@@ -35,9 +24,21 @@ from ._executor import SafeExecutor
 from ._failures import FailurePlan
 from ._options import judge_instructions, ux_dimensions
 from ._prompts import agent_instructions
+from ._settings import (
+    InteractionTool,
+    Setting,
+    control_tool_names,
+    function_name,
+    get_tool,
+    interaction_tool_names,
+    interaction_tools,
+    split_items,
+)
+from ._simulator import DONE, GO_ON, PreferenceLeak, PrefixUserSimulator, is_end
 from ._task_data import TaskData, installed_task_data
 from ._tasks import BfclTask
 from ._transcript import render_for_judge
+from ._types import PrefixOutcome
 
 AGENT_STEPS = 8
 """Agent replies (tool rounds) per user message before the user is asked to go on."""
@@ -48,6 +49,10 @@ USER_REPLACED = "user message written by code (every attempt spoke as the assist
 
 class _Over(Exception):
     """The user ended the session or the message limit was reached."""
+
+    def __init__(self, reason: StopReason, detail: str = "") -> None:
+        super().__init__(detail or reason.value)
+        self.reason, self.detail = reason, detail
 
 
 @dataclass
@@ -98,7 +103,7 @@ class PrefixEpisode(Episode):
         self.instruction = ""
         self.failures = FailurePlan()
         self.executor: SafeExecutor | None = None
-        self.simulator: UserSimulator | None = None
+        self.simulator: PrefixUserSimulator | None = None
         self.tools: list[ToolSpec] = []
         self.timeline: list[Step] = []
         self.history: list[Message] = []
@@ -125,13 +130,13 @@ class PrefixEpisode(Episode):
             return
         self.failures = self.failures_for(self.plan.settings, self.task)
         self.executor = SafeExecutor(self.task, failures=self.failures)
-        self.simulator = UserSimulator(
+        self.simulator = PrefixUserSimulator(
             self.models.get("user"), self.plan.settings, self.instruction
         )
         try:
             self._user_says(log, await self._user_reply(log))
         except _Over as stop:
-            self._stop(log, str(stop))
+            self._stop(log, stop)
 
     async def _coarsen(self, log: SessionLog) -> bool:
         if self.plan.instruction is not None:
@@ -172,7 +177,7 @@ class PrefixEpisode(Episode):
             self.steps = 0
             self._user_says(log, await self._user_reply(log))
         except _Over as stop:
-            self._stop(log, str(stop))
+            self._stop(log, stop)
 
     async def finish(self, log: SessionLog) -> None:
         """The judges score the transcript on every UX dimension."""
@@ -216,15 +221,15 @@ class PrefixEpisode(Episode):
             **sources,
         )
 
-    def _stop(self, log: SessionLog, reason: str) -> None:
-        log.note(f"session stopped: {reason}")
+    def _stop(self, log: SessionLog, over: _Over) -> None:
+        log.stop(over.reason, over.detail)
         self.done = True
 
     def _say(
         self, log: SessionLog, speaker: Speaker, text: str, calls: Sequence[ToolCall] = ()
     ) -> int:
         if log.next_turn >= self.plan.max_messages:
-            raise _Over("message limit reached")
+            raise _Over(StopReason.MESSAGE_CAP, f"{self.plan.max_messages} messages")
         return log.say(speaker, text, list(calls))
 
     async def _user_reply(self, log: SessionLog, *, answer: bool = False) -> str:
@@ -239,7 +244,7 @@ class PrefixEpisode(Episode):
         except PreferenceLeak as exc:
             raise SessionFailure("user", str(exc)[:500], error_type="PreferenceLeak") from exc
         if self.simulator.replaced > replaced:
-            log.note(f"{USER_REPLACED}: {text[:80]}", turn=log.next_turn)
+            log.event(UserGuardEvent(turn=log.next_turn, reason=f"{USER_REPLACED}: {text[:80]}"))
         return text
 
     def _user_says(self, log: SessionLog, text: str) -> None:
@@ -249,7 +254,7 @@ class PrefixEpisode(Episode):
         self.user_view.append(Message(role="assistant", content=text))
         self.history.append(Message(role="user", content=text))
         if is_end(text):
-            raise _Over("user ended")
+            raise _Over(StopReason.USER_ENDED)
 
     def _next_turn(self) -> None:
         """A new user message opens a turn: calls are tagged with it, and functions held
@@ -356,8 +361,7 @@ class PrefixEpisode(Episode):
         self.user_view.append(Message(role="assistant", content=answer))
         self._tool_result(log, call, f"The person answered: {answer}", interaction=True)
         if is_end(answer):
-            log.note("user ended while answering", turn=log.next_turn - 1)
-            raise _Over("user ended")
+            raise _Over(StopReason.USER_ENDED, "while answering a question")
 
 
 def cut(text: str, limit: int | None) -> str:

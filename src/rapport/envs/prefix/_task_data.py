@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from rapport.llm import ToolSpec
-from rapport.prefs.prefix import Category
 
 from ._executor import CallRefused, SafeExecutor, parse_call
+from ._settings import Category
 from ._tasks import DOC_FILES, INSTALL_HINT, BfclTask, data_dir, tool_specs, toolbox_tasks
 from ._toolboxes import DOC_FILES as TOOLBOX_DOC_FILES
 from ._toolboxes import toolbox_docs

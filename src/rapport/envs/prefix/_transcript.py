@@ -6,7 +6,8 @@ import json
 from collections.abc import Sequence
 
 from rapport.log import Turn
-from rapport.prefs.prefix import Setting
+
+from ._settings import Setting
 
 _WHEN = {
     "before_call": "before each system call",

@@ -16,8 +16,6 @@ from rapport.llm import Message, ModelOutput, ModelRoles
 from rapport.log import (
     Condition,
     ExperimentConfig,
-    ScriptedOutcome,
-    ScriptedTask,
     SessionInfo,
     SessionRecord,
     SessionSpec,
@@ -25,6 +23,7 @@ from rapport.log import (
 )
 
 from .._protocol import AgentRequest, Benchmark, Episode, SessionLog
+from ._types import ScriptedOutcome, ScriptedTask
 
 WORDS = ("tables", "bullets", "brevity", "examples", "formulas", "python", "haiku", "steps")
 TOPICS = ("sorting", "graphs", "algebra", "probability", "recursion", "geometry", "parsing")
@@ -116,7 +115,7 @@ class ScriptedEpisode(Episode):
     ) -> None:
         self.info, self.topic, self.word = info, topic, word
         self.user = models.get("user")
-        self.turns, self.delay = benchmark.max_turns, benchmark.options.delay
+        self.turn_cap, self.delay = benchmark.max_turns, benchmark.options.delay
         self.history: list[Message] = []
         self.asked = 0
 
@@ -129,9 +128,7 @@ class ScriptedEpisode(Episode):
     async def respond(self, output: ModelOutput, log: SessionLog) -> None:
         self.history.append(Message(role="assistant", content=output.text))
         log.say("agent", output.text)
-        if self.asked >= self.turns:
-            self.done = True
-        else:
+        if not self.at_cap:
             await self._ask(log)
 
     async def _ask(self, log: SessionLog) -> None:

@@ -206,7 +206,8 @@ def _verdicts_for(n: int) -> type[VerdictSet]:
 def _reason(verdict: Verdict | None) -> str:
     if verdict is None:
         return "the verifier gave no verdict for it"
-    failed = [c for c in CRITERIA if not getattr(verdict, c)]
+    checked = verdict.model_dump()
+    failed = [c for c in CRITERIA if not checked[c]]
     return f"fails {', '.join(failed)}" + (f": {verdict.feedback}" if verdict.feedback else "")
 
 

@@ -8,7 +8,6 @@ from ._credit import (
     TrajectoryReward,
     Zone,
     anchor_turn,
-    credits,
     discounted_return,
     equalized,
     key_turns,
@@ -49,6 +48,7 @@ from ._memory import (
     PrimeOptions,
     library_from_state,
 )
+from ._needs import HORIZON, EpisodeSummary, RewardedEpisode
 from ._select import select, zone_prompt
 from ._situation import compact_situation, exchanges_of, move_gist, situation_text
 from ._verify import TurnFacts, babbles, lesson_problems, names_any, quotes, same_lesson
@@ -56,6 +56,7 @@ from ._verify import TurnFacts, babbles, lesson_problems, names_any, quotes, sam
 __all__ = [
     "ANY_ENV",
     "GAMMA",
+    "HORIZON",
     "PAPER_SIMILARITY",
     "SIMILARITY",
     "TOP_K",
@@ -63,6 +64,7 @@ __all__ = [
     "Credit",
     "Distilled",
     "DistilledText",
+    "EpisodeSummary",
     "EvolutionSettings",
     "Experience",
     "ExperienceEvent",
@@ -76,6 +78,7 @@ __all__ = [
     "PrimeMemory",
     "PrimeOptions",
     "PruneBasis",
+    "RewardedEpisode",
     "Stage",
     "TrajectoryReward",
     "TurnFacts",
@@ -83,7 +86,6 @@ __all__ = [
     "anchor_turn",
     "babbles",
     "compact_situation",
-    "credits",
     "discounted_return",
     "distill",
     "draw_operations",

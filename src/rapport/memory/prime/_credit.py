@@ -44,19 +44,6 @@ def equalized(rewards: list[float], trajectory_reward: float) -> list[float]:
     return [trajectory_reward / n] * n if n else []
 
 
-def credits(
-    rewards: list[float],
-    *,
-    trajectory_reward: float = 0.0,
-    method: Credit = "R2G",
-    gamma: float = GAMMA,
-) -> list[float]:
-    """Each turn's credit under ``method``."""
-    if method == "Equalized":
-        return equalized(rewards, trajectory_reward)
-    return reward_to_go(rewards, gamma)
-
-
 def key_turns(
     rewards: list[float],
     *,

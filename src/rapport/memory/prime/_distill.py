@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from rapport.llm import GenerateConfig, Message, Model, ModelError, retry_messages
-from rapport.log import GymOutcome, Provenance, SessionRecord
+from rapport.log import Provenance, RewardEvent, SessionRecord
 
 from ._credit import (
     Credit,
@@ -21,6 +21,7 @@ from ._credit import (
     zone_of,
 )
 from ._experience import Conditions, Experience, ExperienceEvent
+from ._needs import RewardedEpisode
 from ._prompts import render
 from ._situation import compact_situation, move_gist
 from ._verify import LESSON_CHARS, TurnFacts, lesson_problems, whole_sentences
@@ -60,8 +61,8 @@ def explorations(record: SessionRecord) -> list[Exploration]:
     the move the environment read, where the event records it, else the agent's message)."""
     turns = {t.index: t for t in record.turns}
     steps = []
-    for step, event in enumerate(record.events_of("reward")):
-        i = event.turn
+    rewarded = [(e, e.turn) for e in record.events_of(RewardEvent) if e.turn is not None]
+    for step, (event, i) in enumerate(rewarded):
         before, after = turns.get(i - 1), turns.get(i + 1)
         steps.append(
             Exploration(
@@ -385,9 +386,9 @@ async def distill(
     the most credit: generate, verify, refine (key turns, stage, zone and conditions by
     code; one memory-model call, two when the lesson fails a check and ``refine`` is on).
 
-    ``reveal_hidden``: show the distiller what the episode kept hidden (``GymOutcome.hidden``).
+    ``reveal_hidden``: show the distiller what the episode kept hidden (`EpisodeSummary.hidden`).
     The lesson is checked by code (`lesson_problems`: too short, not English, looping,
-    naming the episode's answer (``GymOutcome.secrets``), copying the environment's reply,
+    naming the episode's answer (`EpisodeSummary.secrets`), copying the environment's reply,
     speaking of the scoring, a false "again", asking where nobody answers). With ``refine``
     the distiller sees what failed and writes it again; a lesson that still fails is
     dropped, and why is kept in `Distilled.dropped`. ``fields``: ``lesson`` has the model
@@ -397,11 +398,11 @@ async def distill(
     the reward that sets the zone (see `trajectory_reward`).
     """
     steps = explorations(record)
-    episode_outcome = record.outcome
-    if not steps or not isinstance(episode_outcome, GymOutcome):
+    if not steps or not isinstance(record.outcome, RewardedEpisode):
         return Distilled([])
+    episode_outcome = record.outcome.episode_summary()
     rewards = [s.reward for s in steps]
-    score = episode_outcome.trajectory_reward
+    score = episode_outcome.score
     reward = trajectory_reward(rewards, score, reward_of)
     keys = key_turns(rewards, trajectory_reward=reward, method=credit, k=k)
     anchor = anchor_turn(rewards, keys, method=credit)

@@ -13,13 +13,14 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from rapport.llm import Message, ModelError, ModelRoles
-from rapport.log import GymOutcome, MemoryItem, MemoryState, SessionRecord
+from rapport.log import MemoryItem, MemoryState, SessionRecord
 from rapport.memory import (
     BaseMemory,
     Embedder,
     MemoryOptions,
     SessionInfo,
     UserRef,
+    embedder_name,
     get_embedder,
 )
 
@@ -27,6 +28,7 @@ from ._credit import Credit, TrajectoryReward, stage_of, trajectory_reward
 from ._distill import Fields, distill, explorations
 from ._evolve import EvolutionSettings, IterationResult, PruneBasis, evolution_rng, evolve_once
 from ._library import ExperienceLibrary
+from ._needs import HORIZON, RewardedEpisode
 from ._select import select, zone_prompt
 from ._situation import situation_text
 
@@ -115,8 +117,8 @@ class PrimeMemory(BaseMemory):
     """PRIME: the library belongs to the condition (every user shares it) and travels in
     snapshots.
 
-    Train episodes come in rounds (``round``, ``rounds`` and ``round_episodes`` in the
-    session's attributes; an episode without them is a round of its own). A round's
+    Train episodes come in rounds (`SessionInfo`'s ``round``, ``rounds`` and
+    ``round_episodes``; an episode without them is a round of its own). A round's
     episodes wait in the memory until the last of them is learned: then they are
     distilled (one experience each) and the whole library evolves once, as one update,
     one new version, under a lock. An episode of a later round, or an eval episode, first
@@ -130,7 +132,7 @@ class PrimeMemory(BaseMemory):
     """
 
     name = "prime"
-    requires = (GymOutcome,)
+    requires = (RewardedEpisode,)
     Options = PrimeOptions
     options: PrimeOptions
 
@@ -170,8 +172,8 @@ class PrimeMemory(BaseMemory):
         """Which embedder compares situations, and the threshold: ``hashing (fallback: ...)``
         when ``auto`` found no MiniLM."""
         name = self.embedder.name
-        backend = getattr(self.embedder, "backend", None)
-        label = f"{name} ({backend})" if isinstance(backend, str) else name
+        backend = self.embedder.backend
+        label = f"{name} ({backend})" if backend else name
         if name == "hashing" and self.settings.embedder == "auto" and not self._given:
             label += " (fallback: the MiniLM embedder is not installed)"
         return f"{label}, similarity >= {self.min_similarity:g}"
@@ -188,22 +190,25 @@ class PrimeMemory(BaseMemory):
             keep_log_fields=self.settings.distill_fields == "lesson",
         )
 
+    def describe(self) -> str:
+        if self._embedder is not None and self._given:
+            return self._embedder.name
+        return embedder_name(self.settings.embedder)
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit vectors for texts."""
         return np.asarray(self.embedder.encode(texts), dtype=np.float32)
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
-        attrs = session.attributes
-        split = str(attrs.get("split", "train"))
-        round_ = attrs.get("round")
-        if attrs.get("rounds") is not None:
-            self.rounds = int(attrs["rounds"])
+        split, round_ = session.split, session.round
+        if session.rounds is not None:
+            self.rounds = session.rounds
         self._episodes[user.id] = _Episode(
-            env=str(attrs.get("env", session.task)),
-            horizon=int(attrs.get("horizon", 16)),
+            env=session.task,
+            horizon=session.horizon or HORIZON,
             split=split,
-            round=None if round_ is None else int(round_),
-            round_episodes=int(attrs.get("round_episodes", 0)),
+            round=round_,
+            round_episodes=session.round_episodes,
         )
         if round_ is not None:
             async with self._lock:
@@ -360,12 +365,11 @@ class PrimeMemory(BaseMemory):
         solved: Counter[str] = Counter()
         for _, pending in due:
             outcome = pending.record.outcome
-            if not isinstance(outcome, GymOutcome):
+            if not isinstance(outcome, RewardedEpisode):
                 continue
+            summary = outcome.episode_summary()
             rewards = [s.reward for s in explorations(pending.record)]
-            reward = trajectory_reward(
-                rewards, outcome.trajectory_reward, self.settings.trajectory_reward
-            )
+            reward = trajectory_reward(rewards, summary.score, self.settings.trajectory_reward)
             for exp_id, n in pending.offered.items():
                 if exp_id in self.library.experiences:
                     self.library.experiences[exp_id].offers += n
@@ -375,11 +379,11 @@ class PrimeMemory(BaseMemory):
                     continue
                 e.retrievals += n
                 e.uses += 1
-                e.successes += outcome.success
+                e.successes += summary.success
                 e.poor_uses += reward <= 0.3
                 turns[exp_id] += n
                 episodes[exp_id] += 1
-                solved[exp_id] += outcome.success
+                solved[exp_id] += summary.success
         for exp_id in sorted(turns):
             n, m = turns[exp_id], episodes[exp_id]
             self.library.experiences[exp_id].record(

@@ -9,8 +9,8 @@ episode of an environment and would make every experience of that environment lo
 
 from __future__ import annotations
 
+from rapport.agents import parse_action
 from rapport.llm import Message
-from rapport.log import parse_action
 
 EXCHANGES = 3
 """How many of the latest exchanges the situation keeps."""

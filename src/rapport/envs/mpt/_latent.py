@@ -14,5 +14,5 @@ import yaml
 @functools.cache
 def latent_groups() -> dict[str, Any]:
     """Group id -> its description and options, as the package data holds them."""
-    text = resources.files("rapport.prefs").joinpath("mpt_groups.yaml").read_text("utf-8")
+    text = resources.files(__package__).joinpath("data/latent_groups.yaml").read_text("utf-8")
     return dict(yaml.safe_load(text)["groups"])

@@ -16,16 +16,16 @@ from rapport.llm import (
     OutputValidationError,
     ask_again,
 )
-from rapport.prefs.prefix import Setting
 
-from ._simulator import sounds_like_assistant
+from .._simulator import UserSimulator, sounds_like_assistant
+from ._settings import Setting
 
-END_TOKEN = "<END>"
+PREFIX_END_TOKEN = "<END>"
 OPENING_CUE = (
     "(You are the person, not the assistant. Write your first message: ask for your task.)"
 )
 GO_ON = "Please go on."
-DONE = f"That is all for now. {END_TOKEN}"
+DONE = f"That is all for now. {PREFIX_END_TOKEN}"
 _NARRATES = re.compile(r"^\W*(?:the|my) (?:assistant|agent)\b", re.IGNORECASE)
 
 
@@ -49,7 +49,7 @@ def leaked_terms(text: str, settings: Sequence[Setting]) -> list[str]:
     return sorted(set(found))
 
 
-class UserSimulator:
+class PrefixUserSimulator(UserSimulator):
     """Plays one user holding one or several settings, working towards a coarse instruction.
 
     Args:
@@ -63,6 +63,8 @@ class UserSimulator:
     `instead` (a request to go on by default).
     """
 
+    end_token = PREFIX_END_TOKEN
+
     def __init__(
         self, model: Model, settings: Sequence[Setting], instruction: str, *, retries: int = 2
     ) -> None:
@@ -75,15 +77,13 @@ class UserSimulator:
 
     def system_prompt(self) -> str:
         """The simulator's instructions, rendered from package data."""
-        template = (
-            resources.files("rapport.users").joinpath("prompts/prefix_user.md").read_text("utf-8")
-        )
+        template = resources.files(__package__).joinpath("user_prompt.md").read_text("utf-8")
         forbidden = ", ".join(f'"{t}"' for s in self.settings for t in s.forbidden_terms)
         return template.format(
             instruction=self.instruction,
             cues="\n".join(f"- {s.cue}" for s in self.settings),
             forbidden=forbidden,
-            end=END_TOKEN,
+            end=PREFIX_END_TOKEN,
         )
 
     async def reply(self, seen: Sequence[Message], *, instead: str = GO_ON) -> str:
@@ -97,7 +97,7 @@ class UserSimulator:
             messages.append(Message(role="user", content=OPENING_CUE))
 
         def unleaked(output: ModelOutput, _last: bool) -> str:
-            leaks = leaked_terms(output.text.replace(END_TOKEN, ""), self.settings)
+            leaks = leaked_terms(output.text.replace(PREFIX_END_TOKEN, ""), self.settings)
             if leaks:
                 raise Invalid(
                     f"(Rewrite that message without the words {leaks}: show how you "
@@ -121,7 +121,7 @@ class UserSimulator:
                 what="user message",
             )
         except OutputValidationError as exc:  # every attempt was invalid (no schema is asked)
-            leaks = leaked_terms(exc.raw.replace(END_TOKEN, ""), self.settings)
+            leaks = leaked_terms(exc.raw.replace(PREFIX_END_TOKEN, ""), self.settings)
             if leaks:
                 raise PreferenceLeak(
                     f"the simulated user kept naming its preference: {leaks}"
@@ -132,4 +132,4 @@ class UserSimulator:
 
 def is_end(text: str) -> bool:
     """Whether the user ended the session."""
-    return END_TOKEN in text
+    return PREFIX_END_TOKEN in text

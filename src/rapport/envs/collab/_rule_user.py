@@ -12,11 +12,13 @@ import random
 from collections.abc import Callable, Sequence
 
 from rapport.llm import Message
-from rapport.log import DraftUpdateEvent, EnforcementEvent, Event, PreferenceVerdictEvent
-from rapport.prefs import Preference, check_preference, is_clarifying_question
+from rapport.log import Event
 
+from ._checkers import check_preference, is_clarifying_question
 from ._phrasings import enforcement_lines, phrase_list
 from ._simulator import UserReply
+from ._taxonomy import Preference
+from ._types import DraftUpdateEvent, EnforcementEvent, PreferenceVerdictEvent
 
 AnswerExtractor = Callable[[str], str | None]
 """The final answer an agent message states, or None when it states none."""

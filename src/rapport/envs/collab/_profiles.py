@@ -7,9 +7,9 @@ from collections.abc import Collection, Sequence
 from typing import Literal
 
 from rapport.log import UserSpec
-from rapport.prefs import Preference, load_taxonomy
 
 from ._personas import Persona, generate_persona
+from ._taxonomy import Preference, load_taxonomy
 
 PREFERENCES_PER_USER = 3
 

@@ -134,19 +134,19 @@ def split_items(text: str) -> list[str]:
 
 
 def _data(name: str) -> Any:
-    text = resources.files("rapport.prefs").joinpath(name).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
     return yaml.safe_load(text)
 
 
 @functools.cache
 def dimensions() -> dict[str, str]:
     """Dimension id -> title."""
-    return dict(_data("prefix_settings.yaml")["dimensions"])
+    return dict(_data("settings.yaml")["dimensions"])
 
 
 @functools.cache
 def _every_setting() -> tuple[Setting, ...]:
-    return tuple(Setting.model_validate(row) for row in _data("prefix_settings.yaml")["settings"])
+    return tuple(Setting.model_validate(row) for row in _data("settings.yaml")["settings"])
 
 
 def all_settings() -> tuple[Setting, ...]:
@@ -172,7 +172,7 @@ def get_setting(setting_id: str) -> Setting:
 def interaction_tools() -> tuple[InteractionTool, ...]:
     """The 14 interaction tools: the paper's 13 and the parameter rationale its trajectories
     name (11 narrative, 3 dialogue-control)."""
-    return tuple(InteractionTool.model_validate(row) for row in _data("prefix_tools.yaml"))
+    return tuple(InteractionTool.model_validate(row) for row in _data("interaction_tools.yaml"))
 
 
 def interaction_tool_names() -> frozenset[str]:

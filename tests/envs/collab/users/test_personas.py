@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rapport.users import (
+from rapport.envs.collab import (
     ATTRIBUTES,
     PersonaFileError,
     attribute_lists,

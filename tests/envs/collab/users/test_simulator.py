@@ -8,15 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rapport.llm import Message, ModelRoles, ScriptedAPI
-from rapport.prefs import load_taxonomy
-from rapport.users import (
+from rapport.envs.collab import (
+    CollabUserSimulator,
     UserReaction,
-    UserSimulator,
     decide_preferences,
+    load_taxonomy,
     pastes,
     vague_opening,
 )
+from rapport.llm import Message, ModelRoles, ScriptedAPI
+from rapport.log import UserGuardEvent
 
 PROBLEM = "A tank holds 40 litres and leaks 2 litres per hour. After how many hours is it empty?"
 PROSE = "It loses 2 litres each hour, so 40 / 2 = 20 hours."
@@ -28,9 +29,11 @@ def _prefs(*ids: str) -> list:
     return [taxonomy.get(i) for i in ids]
 
 
-def _simulator(replies: list[str], *ids: str) -> UserSimulator:
+def _simulator(replies: list[str], *ids: str) -> CollabUserSimulator:
     model = ModelRoles({"all": ScriptedAPI(replies)}).get("user")
-    return UserSimulator(model, persona="Sam, a baker.", problem=PROBLEM, preferences=_prefs(*ids))
+    return CollabUserSimulator(
+        model, persona="Sam, a baker.", problem=PROBLEM, preferences=_prefs(*ids)
+    )
 
 
 def _reaction(**fields: object) -> str:
@@ -177,9 +180,9 @@ def test_openings_that_offer_help_are_replaced(slip: str) -> None:
     assert vague_opening(slip, PROBLEM).startswith("Hi, I am stuck")
 
 
-def _model_user(replies: list[str], *ids: str, **kwargs: object) -> UserSimulator:
+def _model_user(replies: list[str], *ids: str, **kwargs: object) -> CollabUserSimulator:
     model = ModelRoles({"all": ScriptedAPI(replies)}).get("user")
-    return UserSimulator(
+    return CollabUserSimulator(
         model, persona="Sam, a baker.", problem=PROBLEM, preferences=_prefs(*ids), **kwargs
     )
 
@@ -193,7 +196,7 @@ async def test_code_decides_the_enforcement_and_the_model_words_it() -> None:
     sim = _model_user([_reaction(), own], "bullet_points", enforce_with="model")
     reply = await sim.react(_history(PROSE), turn=1)
     assert reply.enforced == ["bullet_points"] and reply.message == own
-    assert not [e for e in reply.events if e.kind == "note"]
+    assert not [e for e in reply.events if isinstance(e, UserGuardEvent)]
 
 
 @pytest.mark.parametrize(
@@ -209,8 +212,8 @@ async def test_a_bad_model_wording_is_replaced_by_everyday_words(worded: str) ->
     sim = _model_user([_reaction(), worded], "bullet_points", enforce_with="model")
     reply = await sim.react(_history(PROSE), turn=1)
     assert reply.message != worded and "bullet" in reply.message.lower()
-    notes = [e.text for e in reply.events if e.kind == "note"]
-    assert len(notes) == 1 and notes[0].startswith(UserSimulator.GUARD)
+    guards = [e for e in reply.events if isinstance(e, UserGuardEvent)]
+    assert len(guards) == 1 and guards[0].reason
     pref = _prefs("bullet_points")[0]
     assert pref.enforcement not in reply.message and pref.name not in reply.message
 

@@ -15,10 +15,11 @@ from importlib import resources
 
 from pydantic import BaseModel, Field
 
-from rapport.log import PreferenceVerdictEvent
-from rapport.prefs import Preference, check_preference, is_clarifying_question
+from ._checkers import check_preference, is_clarifying_question
+from ._taxonomy import Preference
+from ._types import PreferenceVerdictEvent
 
-END_TOKEN = "[[DONE]]"
+COLLAB_END_TOKEN = "[[DONE]]"
 """What the user writes to end the session (the `stop` flag does the same)."""
 
 
@@ -94,7 +95,7 @@ def _model_verdict(reaction: UserReaction, pref_id: str, position: int) -> bool:
 @cache
 def prompt(name: str) -> str:
     """A packaged prompt template of the user simulator (``opening``, ``react``, ``enforce``)."""
-    return resources.files("rapport.users").joinpath(f"prompts/{name}.md").read_text()
+    return resources.files(__package__).joinpath(f"prompts/{name}.md").read_text()
 
 
 def enforcement_message(violated: list[Preference]) -> str:
@@ -114,9 +115,9 @@ def _first_person(criterion: str) -> str:
 
 def clean_message(text: str) -> str:
     """The user's message without the end token."""
-    return text.replace(END_TOKEN, "").strip()
+    return text.replace(COLLAB_END_TOKEN, "").strip()
 
 
 def wants_to_stop(reaction: UserReaction) -> bool:
     """Whether the model asked to end the session (the flag or the end token)."""
-    return reaction.stop or END_TOKEN in reaction.message
+    return reaction.stop or COLLAB_END_TOKEN in reaction.message

@@ -39,7 +39,7 @@ class Persona(BaseModel):
 @cache
 def attribute_lists() -> dict[str, tuple[str, ...]]:
     """The packaged attribute lists (``name``, ``profession``, ``expertise`` ...)."""
-    text = resources.files("rapport.users").joinpath("data/persona_attributes.yaml").read_text()
+    text = resources.files(__package__).joinpath("data/persona_attributes.yaml").read_text()
     raw = yaml.safe_load(text)
     return {key: tuple(str(v) for v in raw[key]) for key in ATTRIBUTES}
 

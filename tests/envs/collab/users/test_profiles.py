@@ -11,16 +11,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rapport.envs import UserSpec
-from rapport.prefs import load_taxonomy
-from rapport.users import (
+from rapport.envs.collab import (
     Persona,
     PersonaFileError,
     as_collab_user,
     load_msc_profiles,
+    load_taxonomy,
     make_users,
 )
 
-MSC = Path(__file__).parents[1] / "envs/collab/data/msc_published/user_profiles.json"
+MSC = Path(__file__).parents[1] / "data/msc_published/user_profiles.json"
 
 
 def test_one_hundred_users_are_reproducible_byte_for_byte() -> None:
@@ -65,15 +65,14 @@ def test_a_plain_user_spec_becomes_a_collab_user() -> None:
 
 
 def test_msc_phrases_map_one_to_one_onto_the_taxonomy() -> None:
-    from rapport.prefs import load_taxonomy
-    from rapport.users import MSC_PHRASES
+    from rapport.envs.collab import MSC_PHRASES, load_taxonomy
 
     ids = [pref_id for _phrase, pref_id in MSC_PHRASES]
     assert sorted(ids) == sorted(p.id for p in load_taxonomy("collab").preferences)
 
 
 def test_users_hold_three_categories_and_train_users_differ() -> None:
-    from rapport.prefs import load_taxonomy
+    from rapport.envs.collab import load_taxonomy
 
     taxonomy = load_taxonomy("collab")
     users = make_users(50, seed=4)
@@ -87,9 +86,9 @@ def test_users_hold_three_categories_and_train_users_differ() -> None:
 
 def test_msc_published_profiles_load_in_file_order() -> None:
     """The first profiles of MSC's published ``user_profiles.json``, copied verbatim."""
-    from rapport.users import load_msc_profiles
+    from rapport.envs.collab import load_msc_profiles
 
-    path = Path(__file__).parents[1] / "envs/collab/data/msc_published/user_profiles.json"
+    path = Path(__file__).parents[1] / "data/msc_published/user_profiles.json"
     users = load_msc_profiles(path)
     assert [(u.id, u.preferences) for u in users] == [
         ("msc-000", ["courteous", "no_unsolicited_suggestions", "bullet_points"]),

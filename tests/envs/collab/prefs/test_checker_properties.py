@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rapport.prefs import CHECKERS, count_sentences, is_clarifying_question
+from rapport.envs.collab import CHECKERS, count_sentences, is_clarifying_question
 
 # Words that are not abbreviations, whose trailing dot is ambiguous ("etc.", "vs.").
 ABBREVIATIONS = {

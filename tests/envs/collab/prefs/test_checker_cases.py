@@ -1,4 +1,4 @@
-from rapport.prefs import checker_agreement, checker_cases, load_taxonomy
+from rapport.envs.collab import checker_agreement, checker_cases, load_taxonomy
 
 
 def test_every_checker_agrees_with_the_reference_cases() -> None:

@@ -1,4 +1,5 @@
-"""The gyms' move format: one parser, shared by the gyms and by memories that read moves.
+"""How an agent message is read as one move (the gyms' format; memories that compare
+situations read moves the same way).
 
 An agent's message in a gym holds one move: ``[action] ...`` (a question or a query),
 ``[search] ...``, ``[answer] ...`` or ``[finish]``.

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from rapport.llm import GenerateConfig, Message, Model
-from rapport.log import DraftUpdateEvent, EnforcementEvent, Event, NoteEvent
-from rapport.prefs import Preference
+from rapport.log import Event, UserGuardEvent
 
+from .._simulator import UserSimulator, sounds_like_assistant
 from ._phrasings import enforcement_lines, phrase_list
 from ._rules import (
-    END_TOKEN,
+    COLLAB_END_TOKEN,
     UserReaction,
     clean_message,
     decide_preferences,
@@ -22,6 +22,8 @@ from ._rules import (
     prompt,
     wants_to_stop,
 )
+from ._taxonomy import Preference
+from ._types import DraftUpdateEvent, EnforcementEvent
 
 _TRANSCRIPT_MESSAGES = 4
 """How many earlier messages the user model re-reads (small models have short contexts, and
@@ -45,7 +47,7 @@ class UserReply:
     """Ids of the preferences enforced in `message`."""
 
 
-class UserSimulator:
+class CollabUserSimulator(UserSimulator):
     """Plays one user for one session.
 
     Only the user sees the problem. It opens vaguely, answers the agent's questions, keeps
@@ -67,9 +69,7 @@ class UserSimulator:
             criterion verbatim: the easiest signal to learn from).
     """
 
-    GUARD = "user guard: "
-    """Notes whose text starts with this mark a user turn that code wrote or replaced
-    (the collab report counts them)."""
+    end_token = COLLAB_END_TOKEN
 
     def __init__(
         self,
@@ -128,7 +128,7 @@ class UserSimulator:
             events += [EnforcementEvent(turn=turn, preference_id=i) for i in ids]
             message, guarded = await self._enforcement(decision.violated, agent_text, turn)
             if guarded:
-                events.append(NoteEvent(turn=turn, text=f"{self.GUARD}{guarded}"))
+                events.append(UserGuardEvent(turn=turn, reason=f"{guarded}"))
             return UserReply(message, events=events, enforced=ids)
         events += self._update_draft(reaction, turn, candidate)
         stop = wants_to_stop(reaction) and bool(self.draft)
@@ -138,11 +138,11 @@ class UserSimulator:
             # answers for them: done when the draft is settled, else ask to go on.
             stop = bool(self.draft)
             message = _CLOSING if stop else _CONFUSED
-            events.append(NoteEvent(turn=turn, text=f"{self.GUARD}role slip or pasted reply"))
+            events.append(UserGuardEvent(turn=turn, reason="role slip or pasted reply"))
         if not stop and decision.clarifying and not self._shared(history):
             revealed = reveal_problem(message, self.problem)
             if revealed != message:
-                events.append(NoteEvent(turn=turn, text=f"{self.GUARD}problem shared by code"))
+                events.append(UserGuardEvent(turn=turn, reason="problem shared by code"))
             message = revealed
         return UserReply(message, stop=stop, events=events)
 
@@ -193,7 +193,7 @@ class UserSimulator:
             persona=self.persona,
             problem=self.problem,
             preferences=self._preference_lines(),
-            end_token=END_TOKEN,
+            end_token=COLLAB_END_TOKEN,
         )
         *earlier, latest = history or [Message(role="assistant", content="")]
         # What changes from turn to turn comes after the fixed instructions, so that the
@@ -310,23 +310,6 @@ def vague_opening(message: str, problem: str) -> str:
     words = question.split()
     head = " ".join(words[: max(3, len(words) // 3)])
     return f'Hi, I am stuck on a problem that starts "{head} ..." Could you help me with it?'
-
-
-_ASSISTANT_VOICE = re.compile(
-    r"\b(?:i'?m|i am) (?:here|ready|happy|glad) to (?:help|assist)|"
-    r"\b(?:help|assist) you\b|how (?:can|may) i (?:help|assist)|"
-    r"i'?d be (?:happy|glad) to help|tell me more about (?:the|your) problem|"
-    r"what (?:problem|question) is it\b|what (?:do you|would you like to) need help with|"
-    r"what (?:do you want|would you like) (?:to know|me to do)\b|"
-    r"let me know (?:how|what) i can|feel free to ask|"
-    r"if you have any (?:other|more|further) questions|i can(?:'|no)t assist with",
-    re.IGNORECASE,
-)
-
-
-def sounds_like_assistant(message: str) -> bool:
-    """Whether a user message offers help instead of asking for it (a role slip)."""
-    return bool(_ASSISTANT_VOICE.search(message))
 
 
 def echoes(message: str, agent_text: str) -> bool:

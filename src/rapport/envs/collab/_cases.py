@@ -54,7 +54,7 @@ class CheckerAgreement(BaseModel):
 @functools.cache
 def checker_cases(taxonomy: str = "collab") -> tuple[CheckerCase, ...]:
     """The packaged reference cases of a taxonomy (``<name>_cases.yaml``)."""
-    resource = resources.files("rapport.prefs") / f"{taxonomy}_cases.yaml"
+    resource = resources.files(__package__) / "data" / f"{taxonomy}_cases.yaml"
     raw = yaml.safe_load(resource.read_text(encoding="utf-8"))
     return tuple(CheckerCase.model_validate(item) for item in raw["cases"])
 

@@ -1,6 +1,6 @@
 import pytest
 
-from rapport.prefs import (
+from rapport.envs.collab import (
     CHECKERS,
     check_preference,
     count_sentences,

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from rapport.envs.collab import NotCheckableError, RuleUser, enforcement_lines, load_taxonomy
 from rapport.llm import Message
-from rapport.prefs import load_taxonomy
-from rapport.users import NotCheckableError, RuleUser, enforcement_lines
 
 PROBLEM = "A train travels 120 km in 2 hours. What is its average speed in km/h?"
 

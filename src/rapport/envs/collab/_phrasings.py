@@ -12,7 +12,7 @@ import yaml
 def phrasings() -> dict[str, object]:
     """The packaged templates (``openings``, ``answers``, ``lead_ins``, ``go_on``,
     ``closings`` and ``enforce`` per preference id)."""
-    text = resources.files("rapport.users").joinpath("data/rule_phrasings.yaml").read_text()
+    text = resources.files(__package__).joinpath("data/rule_phrasings.yaml").read_text()
     data: dict[str, object] = yaml.safe_load(text)
     return data
 

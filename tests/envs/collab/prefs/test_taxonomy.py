@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from rapport.prefs import CHECKERS, Preference, Taxonomy, TaxonomyError, load_taxonomy
+from rapport.envs.collab import CHECKERS, Preference, Taxonomy, TaxonomyError, load_taxonomy
 
 
 def test_collab_has_twenty_preferences_in_six_categories() -> None:

@@ -141,12 +141,12 @@ class Taxonomy:
 
 @functools.cache
 def load_taxonomy(name: str = "collab") -> Taxonomy:
-    """Load a taxonomy shipped as package data (``rapport/prefs/<name>.yaml``).
+    """Load a taxonomy shipped as package data (``data/<name>.yaml`` in this package).
 
     Raises:
         TaxonomyError: no such taxonomy, or its content is inconsistent.
     """
-    resource = resources.files("rapport.prefs") / f"{name}.yaml"
+    resource = resources.files(__package__) / "data" / f"{name}.yaml"
     if not resource.is_file():
         raise TaxonomyError(f"unknown taxonomy '{name}'")
     raw = yaml.safe_load(resource.read_text(encoding="utf-8"))

@@ -1,0 +1,83 @@
+"""MultiSessionCollab's record types: its problems, task, outcome and events."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from rapport.log import BaseEvent, BaseOutcome, BaseTask
+
+
+def letter(index: int) -> str:
+    """The option letter of a 0-based index (0 -> A)."""
+    return chr(ord("A") + index)
+
+
+class Problem(BaseModel):
+    """One self-contained problem with a gold answer (MultiSessionCollab's sessions)."""
+
+    id: str
+    source: str
+    kind: Literal["math", "choice"]
+    question: str
+    answer: str
+    """The gold answer: a math expression, or the correct letter for multiple choice."""
+    choices: list[str] = Field(default_factory=list)
+    """For multiple choice: the options in order A, B, C ..."""
+
+    def prompt(self) -> str:
+        """The question with its lettered options, as a user would paste it."""
+        if not self.choices:
+            return self.question
+        options = "\n".join(f"{letter(i)}. {c}" for i, c in enumerate(self.choices))
+        return f"{self.question}\n\n{options}"
+
+
+class CollabTask(BaseTask):
+    """MultiSessionCollab: the problem the user brings."""
+
+    kind: Literal["collab"] = "collab"
+    problem: Problem
+
+
+class CollabOutcome(BaseOutcome):
+    """MultiSessionCollab: the user's final draft and the problem it answers."""
+
+    kind: Literal["collab"] = "collab"
+    draft: str = ""
+    """The user's final draft answer (what TS grades)."""
+    answer: str
+    problem_id: str
+    problem: Problem
+    mode: Literal["multiturn", "direct"] = "multiturn"
+
+
+class EnforcementEvent(BaseEvent):
+    """The user enforced a preference the agent broke."""
+
+    kind: Literal["enforcement"] = "enforcement"
+    preference_id: str
+
+    def pushback_preference(self) -> str:
+        """The enforced preference (memories read enforcements as `Pushback`)."""
+        return self.preference_id
+
+
+class PreferenceVerdictEvent(BaseEvent):
+    """The simulator's per-turn judgement of one preference, beside the code checker's."""
+
+    kind: Literal["preference_verdict"] = "preference_verdict"
+    preference_id: str
+    model_satisfied: bool
+    """What the user model said."""
+    checker_satisfied: bool | None = None
+    """What the deterministic checker said (None: not checkable by code)."""
+    enforced: bool = False
+
+
+class DraftUpdateEvent(BaseEvent):
+    """The user updated its hidden draft answer."""
+
+    kind: Literal["draft_update"] = "draft_update"
+    draft: str
