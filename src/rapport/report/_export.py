@@ -74,7 +74,7 @@ def session_row(
     for role in sorted({*roles, *usage}):
         u = usage.get(role, _NO_CALLS)
         row.update({f"{name}_{role}": getattr(u, name) for name in _USAGE})
-    counts = Counter(e.kind for e in record.events)
+    counts: Counter[str] = Counter(str(e.kind) for e in record.events)
     row.update({f"n_{kind}": counts.get(kind, 0) for kind in sorted({*kinds, *counts})})
     row["enforced"] = [e.preference_id for e in record.events_of("enforcement")]
     row["errors"] = [f"{e.where}: {e.message}" for e in record.events_of("error")]
