@@ -31,6 +31,8 @@ _LAZY = {
     "register_memory": "rapport.memory",
     "register_benchmark": "rapport.envs",
     "register_provider": "rapport.llm",
+    "load": "rapport.report",
+    "compare_runs": "rapport.report",
 }
 
 
@@ -45,6 +47,8 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ExperimentConfig",
     "__version__",
+    "compare_runs",
+    "load",
     "models_home",
     "rapport_home",
     "register_benchmark",

@@ -19,6 +19,7 @@ from ._errors import UsageError
 COMMANDS: dict[str, str] = {
     "run": "rapport.cli._run",
     "report": "rapport.cli._report",
+    "compare": "rapport.cli._compare",
     "view": "rapport.cli._view",
     "export": "rapport.cli._export",
     "demo": "rapport.cli._demo",

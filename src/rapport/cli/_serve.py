@@ -22,9 +22,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="serve an embedded model over an OpenAI-compatible API on 127.0.0.1",
         description="Start llama-cpp-python's OpenAI-compatible server for a llamacpp/... "
         "model, bound to 127.0.0.1 only, until interrupted. Point any OpenAI client at the "
-        "printed base URL (e.g. --model all=openai/NAME with OPENAI_BASE_URL set).",
+        "printed base URL (e.g. --model all=openai/NAME with OPENAI_BASE_URL set). "
+        "scripted/auto serves the test double instead (no weights, no llama.cpp): a "
+        "stand-in server for trying the OpenAI path.",
     )
-    parser.add_argument("--model", default=DEFAULT_SPEC, metavar="SPEC", help="llamacpp/... spec")
+    parser.add_argument(
+        "--model", default=DEFAULT_SPEC, metavar="SPEC", help="llamacpp/... or scripted/... spec"
+    )
     parser.add_argument("--port", type=port_number, default=8080, help="port (0 picks a free one)")
     parser.add_argument(
         "--n-ctx",

@@ -1,4 +1,5 @@
-"""``rapport view RUN_DIR [--port N]``: read a run in the browser (127.0.0.1 only)."""
+"""``rapport view RUN_DIR [--port N]``: read a run, or a folder of runs, in the browser
+(127.0.0.1 only)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from rapport.report import find_runs
 from rapport.store import RUN_FILE, RunStore
 
 from ._config import port_number
@@ -20,9 +22,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Serve a local web app on 127.0.0.1 to read a run: the summary with CIs, "
         "each session turn by turn with recalled memory, enforcements, tool calls, rewards, "
         "judge scores and errors, two conditions side by side, memory over time and "
-        "per-session curves. The run is only read (a read-only disk works).",
+        "per-session curves. Given a folder whose subfolders are runs: a list of the runs "
+        "(benchmark, models, when, size, status), their comparison, and each run's pages. "
+        "The runs are only read (a read-only disk works).",
     )
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="the run dir")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="the run dir, or a folder of runs")
     parser.add_argument(
         "--port",
         metavar="N",
@@ -35,14 +39,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
-    from rapport.view import RunData, bind, serve
+    from rapport.view import bind, open_runs, serve
 
-    if not (directory_path("RUN_DIR", args.run_dir) / RUN_FILE).is_file():
-        raise UsageError(f"no run found in {args.run_dir} (missing {RUN_FILE})")
-    _check_header(args.run_dir)  # before the progress line: a bad run dir gets one line
+    path = directory_path("RUN_DIR", args.run_dir)
+    if (path / RUN_FILE).is_file():
+        _check_header(args.run_dir)  # before the progress line: a bad run dir gets one line
+    elif not (path.is_dir() and find_runs(path)):
+        raise UsageError(f"no run found in {args.run_dir} (no {RUN_FILE} in it or its folders)")
     print(f"rapport view: reading {args.run_dir} ...", file=sys.stderr, flush=True)
     try:
-        data = RunData(args.run_dir)
+        with reading_stores(path):
+            data = open_runs(path)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from exc
     try:

@@ -12,6 +12,7 @@ import concurrent.futures
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -65,6 +66,7 @@ def _prepare(
     check_run_dir(config.run_dir)
     benchmark = create_benchmark(config)
     config = _with_default_users(config, benchmark)
+    config = config.model_copy(update={"options": effective_options(benchmark, config.options)})
     conditions = conditions_for(benchmark, config)
     names = [c.name for c in conditions]
     if len(set(names)) != len(names):
@@ -101,6 +103,15 @@ def _prepare(
     users = benchmark.users(config.users, config.seed)
     sessions = {u.id: benchmark.sessions(u, config.sessions, config.seed) for u in users}
     return Experiment(config, benchmark, conditions, models, memories, users, sessions)
+
+
+def effective_options(benchmark: Benchmark, options: dict[str, Any]) -> dict[str, Any]:
+    """Benchmark options as the benchmark reads them: typed, defaults included (what a run
+    stores, so its report names every setting); as given where it declares no model."""
+    model = type(benchmark).options_model
+    if model is None:
+        return dict(options)
+    return model.model_validate(options).model_dump(mode="json")
 
 
 def _with_default_users(config: ExperimentConfig, benchmark: Benchmark) -> ExperimentConfig:

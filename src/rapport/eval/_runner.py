@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from rapport.agents import Agent
 from rapport.envs import Benchmark, SessionFailure
@@ -41,6 +41,7 @@ from rapport.store import (
     StoreError,
 )
 
+from ._metrics import Estimate, condition_metrics, metric_names
 from ._orchestrator import Orchestrator, guarded, one_line, record_failure
 from ._progress import Progress
 from ._provenance import describe_invocation
@@ -84,6 +85,10 @@ class RunResult(BaseModel):
     """Calls that failed (provider errors, outputs invalid after retries): never cached."""
     retried: int = 0
     """Stored error sessions this invocation ran again (with the sessions after them)."""
+    scores: dict[str, dict[str, Estimate]] = Field(default_factory=dict)
+    """Condition -> metric -> mean over users with its 95% bootstrap CI, over every eval
+    session the run holds (this invocation's and earlier ones'), as ``rapport report`` shows
+    them."""
 
 
 @dataclass
@@ -171,7 +176,7 @@ class Experiment:
             raise ExperimentError(f"run dir {self.config.run_dir}: {one_line(exc)}") from exc
         try:
             try:
-                header = store.create_or_open(self.config, self.conditions)
+                header = store.create_or_open(self._as_stored(store), self.conditions)
             except ConfigMismatchError as exc:
                 raise ExperimentError(str(exc)) from exc
             store.add_invocation(describe_invocation(self))
@@ -193,6 +198,7 @@ class Experiment:
             with Progress(self.total_sessions, skipped, enabled=progress) as bar, _frozen_heap():
                 tally.bar = bar
                 await self._run_jobs(jobs, plans, store, tally)
+            scores = self._scores(store.score_records())
         finally:
             store.close()
             lock.release()
@@ -206,7 +212,34 @@ class Experiment:
             cached_calls=tally.cached_calls,
             failed_calls=tally.failed_calls,
             retried=tally.retried,
+            scores=scores,
         )
+
+    def _as_stored(self, store: RunStore) -> ExperimentConfig:
+        """The config to match against the run dir's header: a header stored with options
+        as given (before runs stored them typed, defaults included) matches when the
+        benchmark reads its options the same."""
+        stored = store.run_or_none()
+        model = type(self.benchmark).options_model
+        if stored is None or model is None or stored.config.options == self.config.options:
+            return self.config
+        try:
+            read = model.model_validate(stored.config.options).model_dump(mode="json")
+        except ValueError:
+            return self.config
+        same = read == self.config.options
+        return (
+            self.config.model_copy(update={"options": stored.config.options})
+            if same
+            else self.config
+        )
+
+    def _scores(self, records: list[SessionRecord]) -> dict[str, dict[str, Estimate]]:
+        """The run's scores by condition, metrics in the benchmark's order."""
+        seen = metric_names(records)
+        metrics = [m for m in self.benchmark.metrics if m in seen] or seen
+        table = condition_metrics(records, metrics)
+        return {c.name: table[c.name] for c in self.conditions if c.name in table}
 
     async def _run_jobs(
         self, jobs: list[_Job], plans: dict[int, _Plan], store: RunStore, tally: _Tally

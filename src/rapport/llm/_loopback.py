@@ -20,10 +20,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import inspect
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,8 +51,10 @@ class LoopbackSettings:
     model: str = "loopback"
 
 
-Responder = Callable[[dict[str, Any]], str]
-"""Makes the reply text from a request body (the default: `default_reply`)."""
+Reply = str | dict[str, Any]
+Responder = Callable[[dict[str, Any]], Reply | Awaitable[Reply]]
+"""Makes the reply from a request body: its text, or the whole assistant message (with
+``tool_calls``); may be a coroutine (the default: `default_reply`)."""
 
 
 class LoopbackServer:
@@ -173,7 +176,11 @@ class LoopbackServer:
             self._last = time.monotonic()
 
     async def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
-        text = self.responder(request)
+        reply = self.responder(request)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        message = reply if isinstance(reply, dict) else {"role": "assistant", "content": reply}
+        text = str(message.get("content") or "")
         completion_tokens = max(1, len(text.split()))
         prompt_tokens = sum(len(str(m.get("content") or "")) for m in request["messages"]) // 4
         delay = self.settings.latency_s
@@ -188,8 +195,8 @@ class LoopbackServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                 }
             ],
             "usage": {
@@ -215,7 +222,7 @@ async def _send(writer: asyncio.StreamWriter, status: int, payload: dict[str, An
 def default_reply(request: dict[str, Any], *, words: int = 16) -> str:
     """A JSON value fitting the request's schema, else `words` words of text (at most
     the request's ``max_tokens``)."""
-    schema = _requested_schema(request.get("response_format"))
+    schema = requested_schema(request.get("response_format"))
     if schema is not None:
         return json.dumps(schema_example(schema))
     words = min(words, int(request.get("max_tokens") or words))
@@ -224,7 +231,8 @@ def default_reply(request: dict[str, Any], *, words: int = 16) -> str:
     return " ".join((reply + ["and", "more"] * words)[: max(1, words)])
 
 
-def _requested_schema(response_format: Any) -> dict[str, Any] | None:
+def requested_schema(response_format: Any) -> dict[str, Any] | None:
+    """The JSON schema an OpenAI ``response_format`` asks for (either form), or None."""
     if not isinstance(response_format, dict):
         return None
     inner = response_format.get("json_schema")
@@ -265,16 +273,30 @@ def schema_example(schema: dict[str, Any], root: dict[str, Any] | None = None) -
 
 @contextlib.contextmanager
 def run_loopback(
-    settings: LoopbackSettings | None = None, *, responder: Responder | None = None
+    settings: LoopbackSettings | None = None,
+    *,
+    responder: Responder | None = None,
+    port: int = 0,
 ) -> Iterator[LoopbackServer]:
-    """Serve on a background thread with its own event loop for the block's duration."""
-    server = LoopbackServer(settings, responder=responder)
+    """Serve on a background thread with its own event loop for the block's duration.
+
+    Raises:
+        OSError: the port cannot be bound.
+    """
+    server = LoopbackServer(settings, responder=responder, port=port)
     loop = asyncio.new_event_loop()
     ready = threading.Event()
+    failed: list[OSError] = []
 
     def serve() -> None:
         asyncio.set_event_loop(loop)
-        loop.run_until_complete(server.start())
+        try:
+            loop.run_until_complete(server.start())
+        except OSError as exc:
+            failed.append(exc)
+            loop.close()
+            ready.set()
+            return
         ready.set()
         loop.run_until_complete(server.wait_stopped())
         pending = asyncio.all_tasks(loop)
@@ -286,6 +308,9 @@ def run_loopback(
     thread = threading.Thread(target=serve, name="rapport-loopback", daemon=True)
     thread.start()
     ready.wait(10)
+    if failed:
+        thread.join(10)
+        raise failed[0]
     try:
         yield server
     finally:

@@ -7,6 +7,8 @@ OpenAI protocol. The server binds 127.0.0.1 only.
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import socket
 import subprocess
 import sys
@@ -17,11 +19,14 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from ._llamacpp import default_threads
+from ._loopback import LoopbackSettings, requested_schema, run_loopback
+from ._model import Request
 from ._registry import DEFAULT_SPEC
-from ._types import ModelError
+from ._scripted import ScriptedAPI
+from ._types import Message, ModelError, ToolSpec
 from ._weights import resolve_gguf
 
 HOST = "127.0.0.1"
@@ -78,10 +83,13 @@ def serve_model(
     n_threads: int | None = None,
     startup_timeout_s: float = 180.0,
 ) -> Iterator[ServedModel]:
-    """Run a ``llamacpp/...`` model as an OpenAI-compatible server for the block's duration.
+    """Run a ``llamacpp/...`` model as an OpenAI-compatible server for the block's duration
+    (a ``scripted/...`` test double is served in-process, without weights or llama.cpp: a
+    stand-in server for trying the OpenAI path).
 
     Args:
-        spec: the model (``llamacpp/qwen2.5-coder-1.5b``, ``llamacpp/PATH.gguf``).
+        spec: the model (``llamacpp/qwen2.5-coder-1.5b``, ``llamacpp/PATH.gguf``,
+            ``scripted/auto``).
         port: the port; 0 picks a free one.
         n_ctx: context size in tokens.
         n_threads: CPU threads (default: `default_threads`, ``RAPPORT_THREADS`` or 2).
@@ -91,8 +99,12 @@ def serve_model(
         ModelError: not a llamacpp spec, weights missing, or the server did not come up.
     """
     provider, _, rest = spec.partition("/")
+    if provider == "scripted" and rest:
+        with _serve_scripted(rest, port) as served:
+            yield served
+        return
     if provider != "llamacpp" or not rest:
-        raise ModelError(f"serve_model takes a llamacpp/... spec, not '{spec}'")
+        raise ModelError(f"serve_model takes a llamacpp/... or scripted/... spec, not '{spec}'")
     path = resolve_gguf(rest)
     model = Path(rest).stem if rest.endswith(".gguf") else rest
     port = port or free_port()
@@ -146,3 +158,53 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=15)
+
+
+@contextlib.contextmanager
+def _serve_scripted(rest: str, port: int) -> Iterator[ServedModel]:
+    """A scripted double (``auto``, ``echo``, ``fixed:TEXT``) behind the loopback server."""
+    api = ScriptedAPI.from_spec(rest)
+
+    async def respond(body: dict[str, Any]) -> dict[str, Any]:
+        completion = await api.complete(_request_of(body))
+        message: dict[str, Any] = {"role": "assistant", "content": completion.text}
+        if completion.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+                for call in completion.tool_calls
+            ]
+        return message
+
+    settings = LoopbackSettings(latency_s=0.0, idle_timeout_s=math.inf, model=rest)
+    try:
+        with run_loopback(settings, responder=respond, port=port) as server:
+            yield ServedModel(base_url=server.base_url, model=rest, port=server.port)
+    except OSError as exc:
+        raise ModelError(f"cannot serve on {HOST}:{port}: {exc.strerror or exc}") from exc
+
+
+def _request_of(body: dict[str, Any]) -> Request:
+    """An OpenAI chat request body as the `Request` a provider gets."""
+    messages = [
+        Message(role=m.get("role", "user"), content=str(m.get("content") or ""))
+        for m in body.get("messages", [])
+        if m.get("role") in ("system", "user", "assistant", "tool")
+    ]
+    tools = [
+        ToolSpec(
+            name=t["function"]["name"],
+            description=t["function"].get("description", ""),
+            parameters=t["function"].get("parameters", {}),
+        )
+        for t in body.get("tools") or []
+        if isinstance(t, dict) and isinstance(t.get("function"), dict)
+    ]
+    return Request(
+        messages=messages,
+        json_schema=requested_schema(body.get("response_format")),
+        tools=tools or None,
+    )

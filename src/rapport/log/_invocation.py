@@ -37,3 +37,6 @@ class Invocation(BaseModel):
     models: list[ModelInfo] = Field(default_factory=list)
     retrieval: dict[str, str] = Field(default_factory=dict)
     """Condition -> the embedder or retrieval backend its memory actually used."""
+    planned_sessions: int | None = None
+    """Sessions the run holds when this invocation finishes (all conditions, users and
+    splits); None where not recorded."""

@@ -1,45 +1,96 @@
 """Reports of a run: conditions x metrics with CIs, per-session curves and deltas, paired
-differences, usage, errors, the run's description; text, CSV, JSON and HTML."""
+differences, usage, errors, the run's description; several runs compared side by side; text,
+CSV, JSON and HTML."""
 
 from rapport.log import Table
 
 from ._build import Aggregates, ErrorEntry, Report, TokenUsage, aggregate, build_report
+from ._compare import (
+    CompareError,
+    Comparison,
+    ConditionRow,
+    RunDifference,
+    RunOverview,
+    compare_runs,
+    find_runs,
+    is_run_dir,
+    run_overview,
+)
+from ._compare_render import (
+    differences_table,
+    models_text,
+    render_comparison_csv,
+    render_comparison_html,
+    render_comparison_text,
+    results_table,
+    runs_table,
+    write_comparison_html,
+)
 from ._curves import CurvePoint, PairedDifference, paired_differences, session_curves
 from ._describe import ModelUse, RunDescription, describe_run
-from ._export import export_rows, export_sessions, session_row, turn_rows
+from ._export import (
+    RunTables,
+    export_rows,
+    export_sessions,
+    load,
+    run_columns,
+    session_row,
+    turn_rows,
+)
 from ._html import environment, render_html, table_html, write_html
-from ._plots import curve_plot, delta_plot
+from ._plots import comparison_plot, curve_plot, delta_plot
 from ._text import fmt, paired_table, render_csv, render_table, render_text, summary_table
 
 __all__ = [
     "Aggregates",
+    "CompareError",
+    "Comparison",
+    "ConditionRow",
     "CurvePoint",
     "ErrorEntry",
     "ModelUse",
     "PairedDifference",
     "Report",
     "RunDescription",
+    "RunDifference",
+    "RunOverview",
+    "RunTables",
     "Table",
     "TokenUsage",
     "aggregate",
     "build_report",
+    "compare_runs",
+    "comparison_plot",
     "curve_plot",
     "delta_plot",
     "describe_run",
+    "differences_table",
     "environment",
     "export_rows",
     "export_sessions",
+    "find_runs",
     "fmt",
+    "is_run_dir",
+    "load",
+    "models_text",
     "paired_differences",
     "paired_table",
+    "render_comparison_csv",
+    "render_comparison_html",
+    "render_comparison_text",
     "render_csv",
     "render_html",
     "render_table",
     "render_text",
+    "results_table",
+    "run_columns",
+    "run_overview",
+    "runs_table",
     "session_curves",
     "session_row",
     "summary_table",
     "table_html",
     "turn_rows",
+    "write_comparison_html",
     "write_html",
 ]

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._build import Report
+from ._compare import Comparison
 
 
 def _axes(title: str, ylabel: str) -> tuple[Any, Any]:
@@ -64,3 +65,31 @@ def delta_plot(report: Report, metric: str) -> str | None:
         _band(ax, condition, points)
     ax.axhline(0.0, color="#888", linewidth=0.8)
     return _png(fig, ax)
+
+
+def comparison_plot(comparison: Comparison, metric: str) -> str | None:
+    """A PNG (base64) of the metric's mean with its 95% CI per run and condition."""
+    points = [
+        (f"{r.run} · {r.condition}", r.estimates[metric])
+        for r in comparison.rows
+        if metric in r.estimates
+    ]
+    if not points:
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 0.9 + 0.32 * len(points)), dpi=90)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ys = list(range(len(points)))[::-1]
+    means = [e.mean for _, e in points]
+    low = [e.mean - e.ci_low for _, e in points]
+    high = [e.ci_high - e.mean for _, e in points]
+    ax.errorbar(means, ys, xerr=[low, high], fmt="o", capsize=3)
+    ax.set_yticks(ys, [label for label, _ in points], fontsize="small")
+    ax.set_xlabel(f"{metric} (mean over users, 95% CI)")
+    fig.tight_layout()
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return base64.b64encode(buffer.getvalue()).decode("ascii")

@@ -266,6 +266,21 @@ class ViewQueries:
             result.setdefault(r["role"], {})[r["model"]] = int(r["calls"])
         return result
 
+    def event_kinds(self) -> list[str]:
+        """The kinds of event any stored session holds, sorted.
+
+        Raises:
+            StoreError: a stored session is not JSON (a damaged store).
+        """
+        try:
+            rows = self._conn.execute(
+                "SELECT DISTINCT json_extract(e.value, '$.kind') AS kind "
+                "FROM sessions, json_each(sessions.body, '$.events') AS e ORDER BY kind"
+            ).fetchall()
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"{self.path} is damaged: a stored session is not JSON") from exc
+        return [str(r["kind"]) for r in rows if r["kind"] is not None]
+
     def error_counts(self) -> dict[str, int]:
         """Condition -> error events over its sessions (conditions without errors left out)."""
         rows = self._conn.execute(

@@ -3,13 +3,15 @@ a session turn by turn, two conditions side by side, memory over time, per-sessi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader, pass_context, select_autoescape
+from jinja2.runtime import Context
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -33,9 +35,26 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(fmt=fmt, session_url=session_url, memory_url=memory_url, q=quote)
-    env.globals.update(compare_url=compare_url, sessions_url=sessions_url)
+    env.globals.update(fmt=fmt, q=quote, root="", folder=None)
+    for url in (session_url, memory_url, compare_url, sessions_url):
+        env.globals[url.__name__] = _under_root(url)
     return env
+
+
+def _under_root(url: Callable[..., str]) -> Callable[..., str]:
+    """A URL helper for templates: its path under the page's ``root`` (the path a run's
+    pages are mounted at in a folder of runs; empty for a single run)."""
+
+    @pass_context
+    def helper(context: Context, *args: Any, **kwargs: Any) -> str:
+        return str(context.get("root") or "") + url(*args, **kwargs)
+
+    return helper
+
+
+FOLDER = "rapport.folder"
+"""The ASGI scope key that holds the path of the folder's list of runs, when a run's pages
+are served from a folder of runs."""
 
 
 def session_url(condition: str, user_id: str, index: int) -> str:
@@ -79,6 +98,7 @@ class Viewer:
 
     def _page(self, request: Request, name: str, **context: Any) -> Response:
         context.update(run=self.data.run, run_dir=str(self.data.run_dir))
+        context.update(root=request.scope.get("root_path", ""), folder=request.scope.get(FOLDER))
         return self.templates.TemplateResponse(request, name, context)
 
     async def index(self, request: Request) -> Response:
@@ -187,7 +207,9 @@ class Viewer:
         report = self.data.summary()
 
         def link(condition: str, index: int) -> str:
-            return sessions_url(condition=condition, index=index)
+            return request.scope.get("root_path", "") + sessions_url(
+                condition=condition, index=index
+            )
 
         colors = condition_colors(list(report.conditions))
         charts = []
@@ -216,8 +238,13 @@ class Viewer:
         return self._page(request, "errors.html", rows=rows, page=page)
 
     async def style(self, request: Request) -> Response:
-        css = resources.files("rapport.view").joinpath("templates/style.css").read_text()
-        return Response(css, media_type="text/css")
+        return await stylesheet(request)
+
+
+async def stylesheet(request: Request) -> Response:
+    """The viewer's style sheet."""
+    css = resources.files("rapport.view").joinpath("templates/style.css").read_text()
+    return Response(css, media_type="text/css")
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

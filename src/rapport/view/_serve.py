@@ -10,9 +10,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import uvicorn
+from starlette.types import ASGIApp
+
+from rapport.report import is_run_dir
 
 from ._app import create_app
 from ._data import RunData
+from ._folder import RunFolder, create_folder_app
 
 HOST = "127.0.0.1"
 
@@ -34,29 +38,48 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
-def _server(data: RunData) -> uvicorn.Server:
-    config = uvicorn.Config(
-        create_app(data.run_dir, data=data), log_level="warning", access_log=False, lifespan="off"
-    )
+def _server(app: ASGIApp) -> uvicorn.Server:
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     return uvicorn.Server(config)
 
 
-def serve(data: RunData, sock: socket.socket) -> None:
-    """Serve the viewer on a bound socket until interrupted (blocking)."""
-    _server(data).run(sockets=[sock])
+def serve(data: RunData | RunFolder, sock: socket.socket) -> None:
+    """Serve the viewer of a run (or of a folder of runs) on a bound socket until
+    interrupted (blocking)."""
+    _server(_app(data)).run(sockets=[sock])
+
+
+def _app(data: RunData | RunFolder) -> ASGIApp:
+    if isinstance(data, RunFolder):
+        return create_folder_app(data)
+    return create_app(data.run_dir, data=data)
+
+
+def open_runs(path: str | Path) -> RunData | RunFolder:
+    """A run dir, or a folder whose subfolders are run dirs, opened for the viewer.
+
+    Raises:
+        FileNotFoundError: neither a run nor a folder of runs.
+    """
+    if is_run_dir(path):
+        return RunData(path)
+    if Path(path).is_dir():
+        return RunFolder(path)
+    raise FileNotFoundError(f"no run found in {path}")
 
 
 @contextmanager
 def start_server(run_dir: str | Path, *, port: int = 0) -> Iterator[str]:
-    """Run the viewer in a background thread; yields its base URL (tests, benchmarks).
+    """Run the viewer of a run dir (or of a folder of runs) in a background thread; yields
+    its base URL (tests, benchmarks).
 
     Raises:
-        FileNotFoundError: the dir holds no run.
+        FileNotFoundError: the dir holds no run and no folder of runs.
         OSError: the port cannot be bound.
     """
-    data = RunData(run_dir)
+    data = open_runs(run_dir)
     sock = bind(port)
-    server = _server(data)
+    server = _server(_app(data))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:

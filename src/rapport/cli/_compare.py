@@ -1,0 +1,83 @@
+"""``rapport compare RUN_DIR... [--format table|json|csv] [--html FILE]``: runs side by side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rapport.report import (
+    CompareError,
+    compare_runs,
+    find_runs,
+    is_run_dir,
+    render_comparison_csv,
+    render_comparison_text,
+    write_comparison_html,
+)
+
+from ._errors import UsageError, directory_path, output_file, reading_stores
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``compare`` command."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare runs: conditions x metrics across runs, paired differences",
+        description="Show runs of one benchmark side by side: each run's models per role, "
+        "seed and options, every condition's metrics (mean over users, 95%% bootstrap CI), "
+        "and, for two runs that share users and problems, the paired difference of each "
+        "condition both have. A folder of runs stands for the runs in it. The runs are only "
+        "read; --html writes the comparison as one HTML page.",
+    )
+    parser.add_argument("run_dirs", metavar="RUN_DIR", nargs="+", help="run dirs (or folders)")
+    parser.add_argument(
+        "--format", choices=("table", "json", "csv"), default="table", help="output format"
+    )
+    parser.add_argument("--html", metavar="FILE", help="also write the comparison as HTML")
+    parser.set_defaults(handler=handle)
+
+
+def run_dirs(texts: list[str]) -> list[Path]:
+    """The run dirs named, a folder of runs standing for the runs in it.
+
+    Raises:
+        UsageError: a dir that is missing, holds no run, or is a folder without runs.
+    """
+    dirs: list[Path] = []
+    for text in texts:
+        path = directory_path("RUN_DIR", text)
+        if is_run_dir(path):
+            dirs.append(path)
+        elif path.is_dir() and (inside := find_runs(path)):
+            dirs.extend(inside)
+        elif path.is_dir():
+            raise UsageError(f"no run found in {path} (no run.sqlite in it or in its folders)")
+        else:
+            raise UsageError(f"no run found in {path} (not a directory)")
+    return dirs
+
+
+def handle(args: argparse.Namespace) -> int:
+    """Run the command."""
+    dirs = run_dirs(args.run_dirs)
+    target = output_file("--html", args.html) if args.html is not None else None
+    try:
+        with reading_stores(*dirs):
+            comparison = compare_runs(dirs)
+    except (FileNotFoundError, CompareError) as exc:
+        raise UsageError(str(exc)) from exc
+    if args.format == "json":
+        print(json.dumps(comparison.to_json(), indent=2))
+    elif args.format == "csv":
+        print(render_comparison_csv(comparison), end="")
+    else:
+        print(render_comparison_text(comparison))
+    if target is not None:
+        try:
+            path = write_comparison_html(comparison, target)
+        except OSError as exc:
+            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        print(f"comparison: {path}", file=sys.stdout if args.format == "table" else sys.stderr)
+    return 0
