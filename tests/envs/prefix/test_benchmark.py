@@ -179,7 +179,7 @@ async def test_an_agent_doing_the_whole_task_in_its_first_turn_fails_per_turn_ac
     assert record.scores["accuracy"] == 0.0  # bfcl-eval's per-turn check fails it
     assert record.scores["coverage"] == 1.0  # every reference call was made, though
     assert isinstance(record.outcome, PrefixOutcome) and record.outcome.accuracy is not None
-    assert record.outcome.accuracy["failed_turn"] == 0
+    assert record.outcome.accuracy.failed_turn == 0
 
 
 async def test_report_tables_show_gains_and_reliability() -> None:
@@ -268,7 +268,7 @@ async def test_a_combined_user_is_aligned_per_preference() -> None:
         bench, spec, user, models=models, memory=BaseMemory(models), condition=condition
     )
     assert isinstance(record.outcome, PrefixOutcome)
-    per = {a["setting"]: a["recall"] for a in record.outcome.alignment}
+    per = {a.setting: a.recall for a in record.outcome.alignment}
     assert per == {"tool_initiative_reactive": 1.0, "tool_medium": 0.0}
     assert bench.score(record)["align_recall"] == 0.5
 
@@ -333,7 +333,7 @@ async def test_an_interaction_call_without_its_required_fields_is_refused_and_no
     (call,) = record.events_of(ToolCallEvent)
     assert call.error is not None and "unknown field(s) question" in call.error
     assert isinstance(record.outcome, PrefixOutcome)
-    assert record.outcome.alignment[0]["concerned_calls"] == 0
+    assert record.outcome.alignment[0].concerned_calls == 0
     assert not any("May I?" in t.text for t in record.turns if t.speaker == "user")
 
 

@@ -46,7 +46,7 @@ from ._task_data import (
     task_by_id,
 )
 from ._tasks import BfclTask
-from ._types import PrefixOutcome, PrefixTask
+from ._types import PrefixOutcome, PrefixTask, SettingAlignment
 
 __all__ = [
     "DONE",
@@ -74,6 +74,7 @@ __all__ = [
     "PrefixUserSimulator",
     "SafeExecutor",
     "Setting",
+    "SettingAlignment",
     "Step",
     "TaskData",
     "TaskDataError",

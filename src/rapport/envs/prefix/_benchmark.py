@@ -190,10 +190,10 @@ class PrefixBenchmark(Benchmark):
             return {}
         acc, per_setting = outcome.accuracy, outcome.alignment
         scores = {
-            "accuracy": float(acc["accuracy"]),
-            "coverage": float(acc["coverage"]),
-            "align_precision": _mean([a["precision"] for a in per_setting]),
-            "align_recall": _mean([a["recall"] for a in per_setting if a["recall"] is not None]),
+            "accuracy": acc.accuracy,
+            "coverage": acc.coverage,
+            "align_precision": _mean([a.precision for a in per_setting]),
+            "align_recall": _mean([a.recall for a in per_setting if a.recall is not None]),
         }
         judged = judge_means_from_events(record.events_of(JudgeEvent))
         ux = {d: judged[d] for d in experience_dimensions() if d in judged}

@@ -101,8 +101,9 @@ def _alignment_means(records: Sequence[SessionRecord], dim: str, metric: str) ->
     for r in records:
         alignment = r.outcome.alignment if isinstance(r.outcome, PrefixOutcome) else []
         for entry in alignment:
-            if entry.get("dimension") == dim and entry.get(metric) is not None:
-                values[r.condition].append(float(entry[metric]))
+            value = entry.precision if metric == "precision" else entry.recall
+            if entry.dimension == dim and value is not None:
+                values[r.condition].append(value)
     return {c: _mean(v) for c, v in values.items()}
 
 

@@ -38,7 +38,7 @@ from ._simulator import DONE, GO_ON, PreferenceLeak, PrefixUserSimulator, is_end
 from ._task_data import TaskData, installed_task_data
 from ._tasks import BfclTask
 from ._transcript import render_for_judge
-from ._types import PrefixOutcome
+from ._types import PrefixOutcome, SettingAlignment
 
 AGENT_STEPS = 8
 """Agent replies (tool rounds) per user message before the user is asked to go on."""
@@ -205,7 +205,9 @@ class PrefixEpisode(Episode):
             )
         accuracy = check_accuracy(self.task, self.executor)
         alignment = [
-            {"setting": s.id, "dimension": s.dimension, **align(s, self.timeline).model_dump()}
+            SettingAlignment(
+                setting=s.id, dimension=s.dimension, **align(s, self.timeline).model_dump()
+            )
             for s in self.plan.settings
         ]
         return PrefixOutcome(
@@ -213,9 +215,9 @@ class PrefixEpisode(Episode):
             settings=names,
             instruction=self.instruction,
             failures=self.failures.targets,
-            accuracy=accuracy.model_dump(),
+            accuracy=accuracy,
             alignment=alignment,
-            calls=[r.model_dump() for r in self.executor.log],
+            calls=list(self.executor.log),
             judge_runs=self.plan.judge_repeats,
             reliability=self.plan.reliability,
             **sources,

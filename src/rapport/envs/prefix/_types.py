@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from rapport.log import BaseOutcome, BaseTask
+
+from ._alignment import Alignment
+from ._checker import Accuracy
+from ._executor import ExecutionResult
 
 
 class PrefixTask(BaseTask):
@@ -16,6 +20,13 @@ class PrefixTask(BaseTask):
     task_id: str
     backups: list[str] = Field(default_factory=list)
     seed: int = 0
+
+
+class SettingAlignment(Alignment):
+    """One setting's alignment in a session."""
+
+    setting: str
+    dimension: str
 
 
 class PrefixOutcome(BaseOutcome):
@@ -28,9 +39,9 @@ class PrefixOutcome(BaseOutcome):
     """Coarsening dropped the task and its stand-ins: nothing was played."""
     instruction: str = ""
     failures: dict[str, int] = Field(default_factory=dict)
-    accuracy: dict[str, Any] | None = None
-    alignment: list[dict[str, Any]] = Field(default_factory=list)
-    calls: list[dict[str, Any]] = Field(default_factory=list)
+    accuracy: Accuracy | None = None
+    alignment: list[SettingAlignment] = Field(default_factory=list)
+    calls: list[ExecutionResult] = Field(default_factory=list)
     judge_runs: int = 0
     """Samples each judge took of this session (first greedy, the rest sampled)."""
     reliability: str = ""
