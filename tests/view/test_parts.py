@@ -16,8 +16,7 @@ from rapport.log import (
     ToolCallEvent,
     Turn,
 )
-from rapport.report import CurvePoint
-from rapport.view._charts import chart
+from rapport.report import CurvePoint, chart
 from rapport.view._memory import item_changes, preference_rows, version_views, word_diff
 from rapport.view._timeline import align, timeline
 

@@ -4,15 +4,18 @@ differences, usage, errors, the run's description; text, CSV, JSON and HTML."""
 from rapport.log import Table
 
 from ._build import Aggregates, ErrorEntry, Report, TokenUsage, aggregate, build_report
+from ._charts import COLORS, Chart, chart, chart_svg, condition_colors
 from ._curves import CurvePoint, PairedDifference, paired_differences, session_curves
 from ._describe import ModelUse, RunDescription, describe_run
 from ._export import export_rows, export_sessions, session_row, turn_rows
 from ._html import environment, render_html, table_html, write_html
-from ._plots import curve_plot, delta_plot
+from ._plots import curve_chart, delta_chart
 from ._text import fmt, paired_table, render_csv, render_table, render_text, summary_table
 
 __all__ = [
+    "COLORS",
     "Aggregates",
+    "Chart",
     "CurvePoint",
     "ErrorEntry",
     "ModelUse",
@@ -23,8 +26,11 @@ __all__ = [
     "TokenUsage",
     "aggregate",
     "build_report",
-    "curve_plot",
-    "delta_plot",
+    "chart",
+    "chart_svg",
+    "condition_colors",
+    "curve_chart",
+    "delta_chart",
     "describe_run",
     "environment",
     "export_rows",

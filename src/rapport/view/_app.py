@@ -17,9 +17,8 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from rapport.report import fmt, paired_table, summary_table
+from rapport.report import chart_svg, curve_chart, delta_chart, fmt, paired_table, summary_table
 
-from ._charts import chart, condition_colors
 from ._data import RunData
 from ._memory import preference_rows, version_views
 from ._timeline import align, timeline
@@ -34,7 +33,7 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals.update(fmt=fmt, session_url=session_url, memory_url=memory_url, q=quote)
-    env.globals.update(compare_url=compare_url, sessions_url=sessions_url)
+    env.globals.update(compare_url=compare_url, sessions_url=sessions_url, chart_svg=chart_svg)
     return env
 
 
@@ -189,24 +188,9 @@ class Viewer:
         def link(condition: str, index: int) -> str:
             return sessions_url(condition=condition, index=index)
 
-        colors = condition_colors(list(report.conditions))
-        charts = []
-        for metric in report.metrics:
-            absolute = {c: d[metric] for c, d in report.curves.items() if metric in d}
-            delta = {c: d[metric] for c, d in report.deltas.items() if metric in d}
-            charts.append(
-                (
-                    metric,
-                    chart(f"{metric} by session", absolute, link, colors=colors),
-                    chart(
-                        f"{metric} - {report.baseline} by session",
-                        delta,
-                        link,
-                        zero_line=True,
-                        colors=colors,
-                    ),
-                )
-            )
+        charts = [
+            (m, curve_chart(report, m, link), delta_chart(report, m, link)) for m in report.metrics
+        ]
         return self._page(request, "curves.html", report=report, charts=charts)
 
     async def errors(self, request: Request) -> Response:
