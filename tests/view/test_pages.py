@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
 from rapport.cli import build_parser, main
+from rapport.report import build_report, render_html
 from rapport.store import RunStore
 from rapport.view import RunData, create_app, memory_url, session_url
 
@@ -90,6 +92,23 @@ def test_curves_link_points_to_their_sessions(client: TestClient) -> None:
     assert "<svg" in page and "/sessions?condition=reflection&amp;index=1" in page
     listed = client.get("/sessions?condition=reflection&index=1").text
     assert listed.count("session 2</a>") == 2  # both users' second sessions
+
+
+_LEGEND = re.compile(r'<span style="color: (#[0-9a-f]{6})">&#9632;</span> ([\w-]+)')
+
+
+def test_a_condition_has_one_colour_in_every_chart_of_report_and_viewer(
+    client: TestClient, scripted_run: Path
+) -> None:
+    colours: dict[str, set[str]] = {}
+    for page in (client.get("/curves").text, render_html(build_report(scripted_run))):
+        legends = _LEGEND.findall(page)
+        assert {name for _, name in legends} == {"none", "reflection"}
+        assert len(legends) > 2  # absolute and difference charts
+        for colour, name in legends:
+            colours.setdefault(name, set()).add(colour)
+    assert all(len(c) == 1 for c in colours.values()), colours
+    assert colours["none"] != colours["reflection"]
 
 
 def test_sessions_are_paginated(scripted_run: Path) -> None:
