@@ -56,9 +56,9 @@ def test_flags_and_extra_options_make_one_config(tmp_path: Path) -> None:
             "--no-cache",
             "--problems",
             "generated",
-            "--judge-repeats",
-            "2",
-            "--env=function,telepathy",
+            "--user",
+            "rules",
+            "--preferences=a,b",
         ]
     )
     assert config.benchmark == "collab" and config.memory == ["none", "reflection"]
@@ -66,8 +66,8 @@ def test_flags_and_extra_options_make_one_config(tmp_path: Path) -> None:
     assert config.models == {"judge": "openai/gpt-4o-mini", "all": "scripted/echo"}
     assert config.options == {
         "problems": "generated",
-        "judge_repeats": "2",
-        "env": "function,telepathy",
+        "user": "rules",
+        "preferences": "a,b",
     }
     assert config.run_dir == tmp_path and config.cache is False
 
@@ -76,14 +76,12 @@ def test_yaml_keys_map_to_fields_unknown_keys_to_options_and_flags_win(tmp_path:
     file = tmp_path / "exp.yaml"
     file.write_text(
         "memory: [none, oracle]\nusers: 5\nsessions: 2\nmodels: {agent: scripted/echo}\n"
-        "problems: generated\noptions: {condition: p}\nmemory_options: {rag: {k: 3}}\n"
+        "problems: generated\noptions: {user: llm}\nmemory_options: {rag: {k: 3}}\n"
     )
-    config = _config(
-        ["run", "collab", "--config", str(file), "--users", "2", "--condition", "no_p"]
-    )
+    config = _config(["run", "collab", "--config", str(file), "--users", "2", "--user", "rules"])
     assert config.memory == ["none", "oracle"] and (config.users, config.sessions) == (2, 2)
     assert config.models == {"agent": "scripted/echo"}
-    assert config.options == {"problems": "generated", "condition": "no_p"}
+    assert config.options == {"problems": "generated", "user": "rules"}
     assert config.memory_options == {"rag": {"k": 3}}
 
 

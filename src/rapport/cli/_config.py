@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from rapport.eval import ExperimentConfig, one_line
 
 from ._errors import UsageError
+from ._names import check_file_keys, check_flag_options, options_model
 
 _FIELDS = set(ExperimentConfig.model_fields)
 _COUNTS = ("users", "sessions", "max_turns", "seed", "concurrency")
@@ -59,19 +60,26 @@ def accept_benchmark_options(parser: argparse.ArgumentParser) -> None:
     ) -> tuple[argparse.Namespace, list[str]]:
         ns, extra = parse(args, namespace)
         ns.extra = [*getattr(ns, "extra", []), *extra]
+        ns.run_flags = [flag for action in parser._actions for flag in action.option_strings]
         return ns, []
 
     parser.parse_known_args = parse_known_args  # type: ignore[method-assign,assignment]
 
 
 def parse_options(extra: Sequence[str]) -> dict[str, str]:
-    """``["--judge-repeats", "2", "--env=a,b"]`` -> ``{"judge_repeats": "2", "env": "a,b"}``.
+    """``["--judge-repeats", "2", "--env=a,b"]`` -> ``{"judge_repeats": "2", "env": "a,b"}``;
+    a flag without a value reads as ``"true"`` (see `option_pairs`)."""
+    return {k: "true" if v is None else v for k, v in option_pairs(extra).items()}
 
-    A flag without a value reads as ``"true"``; an empty value (``--release ""``) is refused:
-    a benchmark would read it as "not given" (or as the working directory) and run on
-    something else than the command line says.
+
+def option_pairs(extra: Sequence[str]) -> dict[str, str | None]:
+    """``["--paraphrase", "--env=a,b"]`` -> ``{"paraphrase": None, "env": "a,b"}``.
+
+    None marks a flag given without a value (a switch). An empty value (``--release ""``)
+    is refused: a benchmark would read it as "not given" (or as the working directory) and
+    run on something else than the command line says.
     """
-    options: dict[str, str] = {}
+    options: dict[str, str | None] = {}
     items = list(extra)
     i = 0
     while i < len(items):
@@ -79,13 +87,14 @@ def parse_options(extra: Sequence[str]) -> dict[str, str]:
         if not item.startswith("--") or len(item) == 2:
             raise UsageError(f"unexpected argument '{item}' (options are --name value)")
         name, eq, value = item[2:].partition("=")
+        given: str | None = value
         if not eq:
             has_value = i + 1 < len(items) and not items[i + 1].startswith("--")
-            value = items[i + 1] if has_value else "true"
+            given = items[i + 1] if has_value else None
             i += has_value
-        if not value.strip():
-            raise UsageError(f"--{name} needs a value, got '{value}'")
-        options[name.replace("-", "_")] = value
+        if given is not None and not given.strip():
+            raise UsageError(f"--{name} needs a value, got '{given}'")
+        options[name.replace("-", "_")] = given
         i += 1
     return options
 
@@ -294,9 +303,12 @@ def config_from_args(
         UsageError: bad YAML, bad numbers or fields that fail validation.
     """
     benchmark = args.benchmark
+    model = options_model(benchmark)
     fields: dict[str, Any] = dict(defaults(benchmark)) if defaults else {}
     if getattr(args, "config", None) is not None:
-        from_file = _split_file(load_yaml(args.config))
+        data = load_yaml(args.config)
+        check_file_keys(args.config, data, model, _FIELDS)
+        from_file = _split_file(data)
         named = from_file.get("benchmark")
         if benchmark and named is not None and named != benchmark:
             raise UsageError(
@@ -306,6 +318,8 @@ def config_from_args(
         fields["options"] = {**fields.get("options", {}), **from_file["options"]}
     fields.update(_flag_fields(args))
     fields["models"] = {**fields.get("models", {}), **parse_models(args.model or [])}
+    pairs = option_pairs(args.extra or [])
+    check_flag_options(pairs, model, getattr(args, "run_flags", []))
     fields["options"] = {**fields.get("options", {}), **parse_options(args.extra or [])}
     fields["benchmark"] = benchmark or fields.get("benchmark")
     try:

@@ -21,9 +21,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "report",
         help="show a run's results and write its HTML report",
-        description="Print a run's metrics (mean over users, 95%% bootstrap CI). The table "
+        description="Print a run's metrics (mean over users, 95% bootstrap CI). The table "
         "format also writes report.html in the run dir (when it is writable); json and csv "
-        "write nothing but stdout unless --html is given. The run is only read.",
+        "write nothing but stdout unless --html is given. The run's store is only read.",
     )
     parser.add_argument("run_dir", metavar="DIR", help="the run dir")
     parser.add_argument(
