@@ -71,14 +71,15 @@ def handle(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from exc
     target = html_target(run_dir, args.html, args.format)
+    # Written before anything is printed: a target that cannot be written is one line.
+    path = _write(report, target) if target is not None else None
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
     elif args.format == "csv":
         print(render_csv(report), end="")
     else:
         print(render_text(report))
-    if target is not None:
-        path = _write(report, target)
+    if path is not None:
         print(f"report: {path}", file=sys.stdout if args.format == "table" else sys.stderr)
     elif args.format == "table":
         print(f"report.html not written: {run_dir} is not writable (use --html FILE)")

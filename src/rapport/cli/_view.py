@@ -42,7 +42,8 @@ def handle(args: argparse.Namespace) -> int:
     _check_header(args.run_dir)  # before the progress line: a bad run dir gets one line
     print(f"rapport view: reading {args.run_dir} ...", file=sys.stderr, flush=True)
     try:
-        data = RunData(args.run_dir)
+        with reading_stores(Path(args.run_dir)):
+            data = RunData(args.run_dir)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from exc
     try:
