@@ -171,8 +171,8 @@ def test_demo_is_collab_none_reflection_oracle_with_the_rule_user() -> None:
     assert config.models == {"all": "llamacpp/qwen2.5-coder-0.5b"}
     assert str(config.run_dir) == "runs/demo"
     assert config.concurrency == 1
-    parsed = build_parser().parse_args(["demo", "--model", "scripted/echo"])
-    assert parsed.handler is not None and parsed.model == "scripted/echo"
+    parsed = build_parser().parse_args(["demo", "--model", "all=scripted/echo"])
+    assert parsed.handler is not None and parsed.model == ["all=scripted/echo"]
 
 
 @pytest.mark.parametrize(
@@ -194,7 +194,7 @@ def test_bad_demo_settings_get_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
 ) -> None:
     flags = [f.encode().decode("unicode_escape") for f in flags]
-    argv = ["demo", "--model", "scripted/echo", "--run-dir", str(tmp_path / "d"), *flags]
+    argv = ["demo", "--model", "all=scripted/echo", "--run-dir", str(tmp_path / "d"), *flags]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
@@ -210,7 +210,7 @@ def test_an_empty_demo_model_is_refused_not_replaced_by_the_default(
     argv = ["demo", "--model", "", "--run-dir", str(tmp_path / "d"), "--no-progress"]
     assert main([*argv, "--users", "1", "--sessions", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--model needs a model spec" in err[0]
+    assert len(err) == 1 and "--model needs ROLE=SPEC" in err[0]
     assert not (tmp_path / "d").exists()
 
 
@@ -239,7 +239,7 @@ def test_demo_runs_end_to_end_and_writes_its_report(
     # The echo model cannot play the user well, so sessions may hold errors; the demo's
     # wiring (collab, both memories, store, report) must still go through.
     run_dir = tmp_path / "demo"
-    argv = ["demo", "--model", "scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
+    argv = ["demo", "--model", "all=scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "none" in out and "reflection" in out and "oracle" in out and "report: " in out
@@ -251,7 +251,7 @@ def test_demo_size_is_set_by_users_and_sessions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_dir = tmp_path / "demo"
-    argv = ["demo", "--model", "scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
+    argv = ["demo", "--model", "all=scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
     assert main([*argv, "--users", "2", "--sessions", "3"]) == 0
     out = capsys.readouterr().out
     sessions = RunStore(run_dir, create=False).sessions()

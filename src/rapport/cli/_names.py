@@ -3,9 +3,10 @@ name is unknown and the nearest known one."""
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
@@ -97,3 +98,24 @@ def _is_switch(annotation: Any) -> bool:
     if get_origin(annotation) in (Union, types.UnionType):
         return bool in get_args(annotation)
     return False
+
+
+class Renamed(argparse.Action):
+    """A flag that was renamed: refused with one line naming the new form
+    (``--sessions is now --format: --format parquet``)."""
+
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, *, new: str, **kwargs: Any
+    ) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, **kwargs)
+        self.new = new
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        value = f" {values}" if isinstance(values, str) else ""
+        parser.error(f"{option_string} is now {self.new}: {self.new}{value}")
