@@ -47,7 +47,8 @@ def test_json_carries_the_config_models_packages_and_revision(
     assert (
         roles["agent"]["spec"] == "fake/aware" and roles["agent"]["calls"] == 18 * 2
     )  # two turns a session
-    assert {"agent", "user", "all"} <= set(roles)
+    assert {"agent", "user"} <= set(roles)
+    assert "all" not in roles  # the default of every role, not a role that made calls
     assert d["packages"]["pydantic"] and d["packages"]["rapport"] == "0.1.0"
     assert d["invocations"] == 1 and d["python"]
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
