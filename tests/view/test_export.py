@@ -21,7 +21,7 @@ def test_sessions_as_jsonl_read_by_pandas(scripted_run: Path, tmp_path: Path) ->
     assert set(frame["condition"]) == {"none", "reflection"}
     assert {"score_UE", "score_TS", "prompt_tokens_agent", "n_enforcement"} <= set(frame.columns)
     with RunStore.open_readonly(scripted_run) as store:
-        stored = {(r.condition, r.user_id, r.index): r.scores["UE"] for r in store.sessions()}
+        stored = {(r.condition, r.user_id, r.index + 1): r.scores["UE"] for r in store.sessions()}
     got = {(r.condition, r.user_id, r.session): r.score_UE for r in frame.itertuples()}
     assert got == stored
     failed = frame[frame["status"] == "error"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -89,8 +90,8 @@ def test_memory_page_has_versions_diffs_and_preferences(client: TestClient) -> N
 
 def test_curves_link_points_to_their_sessions(client: TestClient) -> None:
     page = client.get("/curves").text
-    assert "<svg" in page and "/sessions?condition=reflection&amp;index=1" in page
-    listed = client.get("/sessions?condition=reflection&index=1").text
+    assert "<svg" in page and "/sessions?condition=reflection&amp;session=2" in page
+    listed = client.get("/sessions?condition=reflection&session=2").text
     assert listed.count("session 2</a>") == 2  # both users' second sessions
 
 
@@ -111,6 +112,27 @@ def test_a_condition_has_one_colour_in_every_chart_of_report_and_viewer(
     assert colours["none"] != colours["reflection"]
 
 
+def test_a_session_has_one_number_in_title_url_list_export_and_report(
+    client: TestClient, scripted_run: Path, tmp_path: Path
+) -> None:
+    with RunStore.open_readonly(scripted_run) as store:
+        failed = next(r for r in store.sessions() if r.status == "error")
+    number = failed.index + 1  # stored indices count from 0; people count from 1
+    url = session_url(failed.condition, failed.user_id, failed.index)
+    assert url.endswith(f"/{number}")
+    page = client.get(url).text
+    assert f"{failed.user_id} · session {number}</h1>" in page
+    listed = client.get(f"/sessions?user={failed.user_id}&session={number}").text
+    assert f'href="{url}"' in listed and f"session {number}</a>" in listed
+    out = tmp_path / "s.jsonl"
+    assert main(["export", str(scripted_run), "--format", "jsonl", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    exported = [r["session"] for r in rows if r["status"] == "error"]
+    errors = [e.session for e in build_report(scripted_run).error_list]
+    assert exported == [number] and errors and set(errors) == {number}
+    assert client.get(session_url(failed.condition, failed.user_id, -1)).status_code == 404
+
+
 def test_sessions_are_paginated(scripted_run: Path) -> None:
     client = TestClient(create_app(scripted_run, data=RunData(scripted_run, page_size=5)))
     first = client.get("/sessions").text
@@ -123,7 +145,7 @@ def test_sessions_are_paginated(scripted_run: Path) -> None:
 def test_unknown_pages_are_404_with_one_line(client: TestClient) -> None:
     response = client.get(session_url("reflection", "nobody", 0))
     assert response.status_code == 404 and "no session" in response.text
-    assert client.get("/sessions?index=x").status_code == 400
+    assert client.get("/sessions?session=x").status_code == 400
 
 
 def test_view_of_a_missing_run_is_a_usage_error(

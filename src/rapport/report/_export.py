@@ -26,7 +26,7 @@ def session_row(record: SessionRecord, usage: dict[str, RoleUsage]) -> dict[str,
     row: dict[str, Any] = {
         "condition": record.condition,
         "user_id": record.user_id,
-        "session": record.index,
+        "session": record.index + 1,  # counted from 1, as the viewer and the report show it
         "spec_id": record.spec_id,
         "split": record.split,
         "status": record.status,
@@ -57,7 +57,7 @@ def turn_rows(record: SessionRecord) -> Iterator[dict[str, Any]]:
         yield {
             "condition": record.condition,
             "user_id": record.user_id,
-            "session": record.index,
+            "session": record.index + 1,
             "spec_id": record.spec_id,
             "split": record.split,
             "status": record.status,

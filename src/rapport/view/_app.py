@@ -38,8 +38,9 @@ def _environment() -> Environment:
 
 
 def session_url(condition: str, user_id: str, index: int) -> str:
-    """The page of one session."""
-    return f"/session/{quote(condition, safe='')}/{quote(user_id, safe='')}/{index}"
+    """The page of one session: its `index` (0-based, as stored) appears as the session
+    number, counted from 1 like everywhere people read it."""
+    return f"/session/{quote(condition, safe='')}/{quote(user_id, safe='')}/{index + 1}"
 
 
 def memory_url(condition: str, user_id: str) -> str:
@@ -54,7 +55,11 @@ def compare_url(user_id: str, spec_id: str, a: str, b: str) -> str:
 
 
 def sessions_url(**filters: Any) -> str:
-    """The session list with filters (None values are left out)."""
+    """The session list with filters (None values are left out); ``index`` (0-based, as
+    stored) appears as ``session``, counted from 1."""
+    if filters.get("index") is not None:
+        filters["session"] = filters["index"] + 1
+    filters.pop("index", None)
     query = urlencode({k: v for k, v in filters.items() if v is not None})
     return "/sessions" + (f"?{query}" if query else "")
 
@@ -99,7 +104,8 @@ class Viewer:
         store = self.data.store
         condition = request.query_params.get("condition") or None
         user_id = request.query_params.get("user") or None
-        index = _int(request, "index")
+        number = _int(request, "session")
+        index = number - 1 if number is not None else None
         status = request.query_params.get("status") or None
         total = store.count_rows(condition=condition, user_id=user_id, index=index, status=status)
         page = self.data.page(_int(request, "page"), total)
@@ -112,7 +118,7 @@ class Viewer:
             limit=page.size,
         )
         report = self.data.summary()
-        query = {"condition": condition, "user": user_id, "index": index, "status": status}
+        query = {"condition": condition, "user": user_id, "session": number, "status": status}
         return self._page(
             request,
             "sessions.html",
@@ -125,11 +131,12 @@ class Viewer:
 
     async def session(self, request: Request) -> Response:
         condition, user_id = request.path_params["condition"], request.path_params["user"]
-        index = int(request.path_params["index"])
+        number = int(request.path_params["session"])
+        index = number - 1
         store = self.data.store
-        record = store.session(condition, user_id, index)
+        record = store.session(condition, user_id, index) if number >= 1 else None
         if record is None:
-            raise HTTPException(404, f"no session {condition}/{user_id}/{index}")
+            raise HTTPException(404, f"no session {condition}/{user_id}/{number}")
         memory = store.memory_version(condition, user_id, record.memory_version)
         others = [c for c in self.data.conditions() if c != condition]
         return self._page(
@@ -221,7 +228,7 @@ def create_app(run_dir: str | Path, *, data: RunData | None = None) -> Starlette
     routes = [
         Route("/", viewer.index),
         Route("/sessions", viewer.sessions),
-        Route("/session/{condition}/{user}/{index:int}", viewer.session),
+        Route("/session/{condition}/{user}/{session:int}", viewer.session),
         Route("/compare/{user}/{spec:path}", viewer.compare),
         Route("/memory/{condition}/{user}", viewer.memory),
         Route("/curves", viewer.curves),
