@@ -25,6 +25,7 @@ COMMANDS: dict[str, str] = {
     "export": "rapport.cli._export",
     "demo": "rapport.cli._demo",
     "models": "rapport.cli._models",
+    "list": "rapport.cli._list",
     "serve-model": "rapport.cli._serve",
     "library": "rapport.cli._library",
     "train": "rapport.cli._train",

@@ -13,15 +13,19 @@ from ._protocol import (
 )
 from ._registry import (
     BENCHMARKS,
+    PRESETS,
     UnknownBenchmarkError,
     benchmark_class,
     conditions_for,
     create_benchmark,
     register_benchmark,
+    register_preset,
+    registered_presets,
 )
 
 __all__ = [
     "BENCHMARKS",
+    "PRESETS",
     "AgentRequest",
     "Benchmark",
     "Condition",
@@ -36,4 +40,6 @@ __all__ = [
     "create_benchmark",
     "default_conditions",
     "register_benchmark",
+    "register_preset",
+    "registered_presets",
 ]
