@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from rapport._errors import error_line
 from rapport.envs import Benchmark, conditions_for, create_benchmark
 from rapport.llm import ModelError, ModelRoles
 from rapport.log import MAX_USERS, Condition, ExperimentConfig
@@ -63,7 +64,12 @@ def _prepare(
     config: ExperimentConfig, models: ModelRoles | None, *, custom_agent: bool
 ) -> Experiment:
     check_run_dir(config.run_dir)
-    benchmark = create_benchmark(config)
+    try:
+        benchmark = create_benchmark(config)
+    except ValidationError as exc:
+        raise ExperimentError(
+            f"bad options for benchmark '{config.benchmark}': {error_line(exc)}"
+        ) from exc
     config = _with_default_users(config, benchmark)
     conditions = conditions_for(benchmark, config)
     names = [c.name for c in conditions]
@@ -148,7 +154,7 @@ def _memory(condition: Condition, models: ModelRoles, config: ExperimentConfig) 
         return create_memory(condition.memory, models, **options)
     except (TypeError, ValidationError) as exc:
         raise ExperimentError(
-            f"bad options for memory '{condition.memory}': {one_line(exc)}"
+            f"bad options for memory '{condition.memory}': {error_line(exc)}"
         ) from exc
 
 
