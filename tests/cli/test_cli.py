@@ -56,9 +56,9 @@ def test_flags_and_extra_options_make_one_config(tmp_path: Path) -> None:
             "--no-cache",
             "--problems",
             "generated",
-            "--judge-repeats",
-            "2",
-            "--env=function,telepathy",
+            "--user",
+            "rules",
+            "--preferences=a,b",
         ]
     )
     assert config.benchmark == "collab" and config.memory == ["none", "reflection"]
@@ -66,8 +66,8 @@ def test_flags_and_extra_options_make_one_config(tmp_path: Path) -> None:
     assert config.models == {"judge": "openai/gpt-4o-mini", "all": "scripted/echo"}
     assert config.options == {
         "problems": "generated",
-        "judge_repeats": "2",
-        "env": "function,telepathy",
+        "user": "rules",
+        "preferences": "a,b",
     }
     assert config.run_dir == tmp_path and config.cache is False
 
@@ -76,14 +76,12 @@ def test_yaml_keys_map_to_fields_unknown_keys_to_options_and_flags_win(tmp_path:
     file = tmp_path / "exp.yaml"
     file.write_text(
         "memory: [none, oracle]\nusers: 5\nsessions: 2\nmodels: {agent: scripted/echo}\n"
-        "problems: generated\noptions: {condition: p}\nmemory_options: {rag: {k: 3}}\n"
+        "problems: generated\noptions: {user: llm}\nmemory_options: {rag: {k: 3}}\n"
     )
-    config = _config(
-        ["run", "collab", "--config", str(file), "--users", "2", "--condition", "no_p"]
-    )
+    config = _config(["run", "collab", "--config", str(file), "--users", "2", "--user", "rules"])
     assert config.memory == ["none", "oracle"] and (config.users, config.sessions) == (2, 2)
     assert config.models == {"agent": "scripted/echo"}
-    assert config.options == {"problems": "generated", "condition": "no_p"}
+    assert config.options == {"problems": "generated", "user": "rules"}
     assert config.memory_options == {"rag": {"k": 3}}
 
 
@@ -173,8 +171,8 @@ def test_demo_is_collab_none_reflection_oracle_with_the_rule_user() -> None:
     assert config.models == {"all": "llamacpp/qwen2.5-coder-0.5b"}
     assert str(config.run_dir) == "runs/demo"
     assert config.concurrency == 1
-    parsed = build_parser().parse_args(["demo", "--model", "scripted/echo"])
-    assert parsed.handler is not None and parsed.model == "scripted/echo"
+    parsed = build_parser().parse_args(["demo", "--model", "all=scripted/echo"])
+    assert parsed.handler is not None and parsed.model == ["all=scripted/echo"]
 
 
 @pytest.mark.parametrize(
@@ -196,7 +194,7 @@ def test_bad_demo_settings_get_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
 ) -> None:
     flags = [f.encode().decode("unicode_escape") for f in flags]
-    argv = ["demo", "--model", "scripted/echo", "--run-dir", str(tmp_path / "d"), *flags]
+    argv = ["demo", "--model", "all=scripted/echo", "--run-dir", str(tmp_path / "d"), *flags]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
@@ -212,7 +210,7 @@ def test_an_empty_demo_model_is_refused_not_replaced_by_the_default(
     argv = ["demo", "--model", "", "--run-dir", str(tmp_path / "d"), "--no-progress"]
     assert main([*argv, "--users", "1", "--sessions", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--model needs a model spec" in err[0]
+    assert len(err) == 1 and "--model needs ROLE=SPEC" in err[0]
     assert not (tmp_path / "d").exists()
 
 
@@ -241,7 +239,7 @@ def test_demo_runs_end_to_end_and_writes_its_report(
     # The echo model cannot play the user well, so sessions may hold errors; the demo's
     # wiring (collab, both memories, store, report) must still go through.
     run_dir = tmp_path / "demo"
-    argv = ["demo", "--model", "scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
+    argv = ["demo", "--model", "all=scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "none" in out and "reflection" in out and "oracle" in out and "report: " in out
@@ -253,7 +251,7 @@ def test_demo_size_is_set_by_users_and_sessions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_dir = tmp_path / "demo"
-    argv = ["demo", "--model", "scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
+    argv = ["demo", "--model", "all=scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
     assert main([*argv, "--users", "2", "--sessions", "3"]) == 0
     out = capsys.readouterr().out
     sessions = RunStore(run_dir, create=False).sessions()

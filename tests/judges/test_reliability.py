@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pingouin as pg
 import pytest
 
 from rapport.judges import coefficient_of_variation, cronbach_alpha, icc2
 
 pd = pytest.importorskip("pandas")
-pg = pytest.importorskip("pingouin")
 
 MATRICES = [
     np.array([[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]),

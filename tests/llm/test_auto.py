@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
+import random
+import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from rapport.llm import Message, ModelRoles, ToolSpec
+from rapport.llm._pattern import FORMATS, matching
 
 
 class Verdict(BaseModel):
@@ -49,3 +53,36 @@ async def test_with_tools_it_sometimes_calls_one_with_fitting_arguments() -> Non
     calls = [c for o in outs for c in o.tool_calls]
     assert calls and any(not o.tool_calls for o in outs)
     assert all(c.name == "move" and 1 <= c.arguments["steps"] <= 3 for c in calls)
+
+
+class Slot(BaseModel):
+    start: str = Field(pattern=r"^\d{1,2}:\d{2}$")
+    code: str = Field(pattern=r"^[A-Z]{3}-[0-9]{2,4}$", min_length=6, max_length=8)
+    weight: float = Field(gt=0.1, lt=0.9)
+    step: int = Field(ge=-20, le=-5, multiple_of=5)
+    level: int = Field(gt=0, lt=3)
+
+
+class Plan(BaseModel):
+    day: datetime.date
+    when: datetime.datetime
+    slots: list[Slot] = Field(min_length=4, max_length=6)
+    tags: set[Literal["a", "b", "c"]] = Field(min_length=2)
+    pair: tuple[int, str]
+    title: str = Field(min_length=5, max_length=12)
+
+
+async def test_every_constraint_of_a_schema_is_honoured() -> None:
+    model = ModelRoles({"all": "scripted/auto"}).get("agent")
+    for i in range(40):
+        out = await model.generate([Message(role="user", content=f"plan {i}")], schema=Plan)
+        assert isinstance(out.parsed, Plan)
+        assert 4 <= len(out.parsed.slots) <= 6 and len(out.parsed.tags) >= 2
+
+
+def test_a_pattern_gets_a_matching_string_and_a_format_a_valid_value() -> None:
+    rng = random.Random(4)
+    for pattern in (r"^\d{1,2}:\d{2}$", r"^(yes|no)\.?$", r"[^,]{3}@x", r"^(\w+)-\1$"):
+        text = matching(pattern, rng)
+        assert text is not None and re.search(pattern, text)
+    assert re.fullmatch(FORMATS["date"], matching(FORMATS["date"], rng) or "")

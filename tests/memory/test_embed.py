@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rapport.memory import HashingEmbedder, get_embedder
-from rapport.memory._embed import minilm_path
+from rapport.memory._embed import SentenceTransformerEmbedder, minilm_path
 
 
 def test_hashing_rows_are_unit_float32_and_deterministic() -> None:
@@ -87,3 +87,16 @@ def test_models_embedder_names_the_pass_queries_run_on(capsys: pytest.CaptureFix
 
     assert main(["models", "embedder"]) == 0
     assert capsys.readouterr().out.strip() == "all-MiniLM-L6-v2: onnx"
+
+
+@pytest.mark.skipif(minilm_path() is None, reason="the embeddings extra is not installed")
+def test_loading_minilm_draws_no_progress_bar(capfd: pytest.CaptureFixture[str]) -> None:
+    from transformers.utils import logging as hf_logging
+
+    path = minilm_path()
+    assert path is not None
+    capfd.readouterr()
+    SentenceTransformerEmbedder(path)
+    err = capfd.readouterr().err
+    assert "\r" not in err and "Loading weights" not in err
+    assert hf_logging.is_progress_bar_enabled()  # left as it was found

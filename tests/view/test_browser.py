@@ -22,7 +22,7 @@ def test_click_through_a_scripted_run(scripted_run: Path, tmp_path: Path) -> Non
 
         page.click("text=reflection: sessions")
         page.click("tr:has-text('user-000') >> text=session 2")
-        assert page.url.endswith("/session/reflection/user-000/1")
+        assert page.url.endswith("/session/reflection/user-000/2")
         recall = page.locator("#turn-1 .event.recall")
         assert NOTE in recall.inner_text()
         enforcement = page.locator("#turn-2 .event.enforcement").first
@@ -37,7 +37,7 @@ def test_click_through_a_scripted_run(scripted_run: Path, tmp_path: Path) -> Non
         assert page.locator("#turn-1").count() == 2
         page.screenshot(path=str(shots / "side_by_side.png"), full_page=True)
 
-        page.goto(url + "/session/reflection/user-000/1")
+        page.goto(url + "/session/reflection/user-000/2")
         page.click("text=memory over time")
         added = page.locator("#version-1 ul.diff li.added")
         assert NOTE in added.inner_text()

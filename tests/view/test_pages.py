@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,7 @@ from starlette.testclient import TestClient
 from rapport.cli import build_parser, main
 from rapport.envs.collab import EnforcementEvent
 from rapport.log import RecallEvent
+from rapport.report import build_report, render_html
 from rapport.store import RunStore
 from rapport.view import RunData, create_app, memory_url, session_url
 
@@ -89,9 +92,47 @@ def test_memory_page_has_versions_diffs_and_preferences(client: TestClient) -> N
 
 def test_curves_link_points_to_their_sessions(client: TestClient) -> None:
     page = client.get("/curves").text
-    assert "<svg" in page and "/sessions?condition=reflection&amp;index=1" in page
-    listed = client.get("/sessions?condition=reflection&index=1").text
+    assert "<svg" in page and "/sessions?condition=reflection&amp;session=2" in page
+    listed = client.get("/sessions?condition=reflection&session=2").text
     assert listed.count("session 2</a>") == 2  # both users' second sessions
+
+
+_LEGEND = re.compile(r'<span style="color: (#[0-9a-f]{6})">&#9632;</span> ([\w-]+)')
+
+
+def test_a_condition_has_one_colour_in_every_chart_of_report_and_viewer(
+    client: TestClient, scripted_run: Path
+) -> None:
+    colours: dict[str, set[str]] = {}
+    for page in (client.get("/curves").text, render_html(build_report(scripted_run))):
+        legends = _LEGEND.findall(page)
+        assert {name for _, name in legends} == {"none", "reflection"}
+        assert len(legends) > 2  # absolute and difference charts
+        for colour, name in legends:
+            colours.setdefault(name, set()).add(colour)
+    assert all(len(c) == 1 for c in colours.values()), colours
+    assert colours["none"] != colours["reflection"]
+
+
+def test_a_session_has_one_number_in_title_url_list_export_and_report(
+    client: TestClient, scripted_run: Path, tmp_path: Path
+) -> None:
+    with RunStore.open_readonly(scripted_run) as store:
+        failed = next(r for r in store.sessions() if r.status == "error")
+    number = failed.index + 1  # stored indices count from 0; people count from 1
+    url = session_url(failed.condition, failed.user_id, failed.index)
+    assert url.endswith(f"/{number}")
+    page = client.get(url).text
+    assert f"{failed.user_id} · session {number}</h1>" in page
+    listed = client.get(f"/sessions?user={failed.user_id}&session={number}").text
+    assert f'href="{url}"' in listed and f"session {number}</a>" in listed
+    out = tmp_path / "s.jsonl"
+    assert main(["export", str(scripted_run), "--format", "jsonl", "--out", str(out)]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    exported = [r["session"] for r in rows if r["status"] == "error"]
+    errors = [e.session for e in build_report(scripted_run).error_list]
+    assert exported == [number] and errors and set(errors) == {number}
+    assert client.get(session_url(failed.condition, failed.user_id, -1)).status_code == 404
 
 
 def test_sessions_are_paginated(scripted_run: Path) -> None:
@@ -106,7 +147,7 @@ def test_sessions_are_paginated(scripted_run: Path) -> None:
 def test_unknown_pages_are_404_with_one_line(client: TestClient) -> None:
     response = client.get(session_url("reflection", "nobody", 0))
     assert response.status_code == 404 and "no session" in response.text
-    assert client.get("/sessions?index=x").status_code == 400
+    assert client.get("/sessions?session=x").status_code == 400
 
 
 def test_view_of_a_missing_run_is_a_usage_error(

@@ -16,8 +16,7 @@ from rapport.log import (
     ToolCallEvent,
     Turn,
 )
-from rapport.report import CurvePoint
-from rapport.view._charts import chart
+from rapport.report import CurvePoint, chart
 from rapport.view._memory import item_changes, preference_rows, version_views, word_diff
 from rapport.view._timeline import align, timeline
 
@@ -53,10 +52,25 @@ def test_events_sit_at_their_turns_recall_before_the_message() -> None:
     assert [e.kind for e in by_index[1].before] == ["recall"]
     assert [e.kind for e in by_index[1].after] == ["tool_call"]
     assert by_index[2].kinds == {"enforcement"} and by_index[3].kinds == {"reward"}
-    assert by_index[1].cited_by == by_index[3].cited_by == ["judge: clarity"]
+    assert by_index[1].cited_by == by_index[3].cited_by == ["judge · clarity"]
     assert by_index[4].turn is None and by_index[4].kinds == {"error"}  # after the last turn
     assert [e.kind for e in line.session_events] == ["note"]
-    assert [e.dimension for e in line.judges] == ["clarity"]
+    assert [(label, e.dimension) for label, e in line.judges] == [("judge · clarity", "clarity")]
+
+
+def test_repeated_judge_scores_are_told_apart() -> None:
+    scores = [
+        JudgeEvent(judge=judge, dimension="clarity", score=3 + repeat, repeat=repeat)
+        for judge in ("judge", "judge2")
+        for repeat in (0, 1)
+    ]
+    labels = [label for label, _ in timeline(_record(events=scores)).judges]
+    assert labels == [
+        "judge · repeat 1 · clarity",
+        "judge · repeat 2 · clarity",
+        "judge2 · repeat 1 · clarity",
+        "judge2 · repeat 2 · clarity",
+    ]
 
 
 def test_side_by_side_aligns_by_turn_index() -> None:

@@ -10,11 +10,13 @@ import argparse
 import importlib
 import re
 import sys
+from collections.abc import Sequence
 from typing import NoReturn
 
 from rapport.store import StoreError
 
 from ._errors import UsageError
+from ._names import unknown_flag
 
 COMMANDS: dict[str, str] = {
     "run": "rapport.cli._run",
@@ -24,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "export": "rapport.cli._export",
     "demo": "rapport.cli._demo",
     "models": "rapport.cli._models",
+    "list": "rapport.cli._list",
     "serve-model": "rapport.cli._serve",
     "library": "rapport.cli._library",
     "train": "rapport.cli._train",
@@ -32,12 +35,38 @@ COMMANDS: dict[str, str] = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """Argument errors as one line (``rapport: ...``) and exit 2, like every bad input."""
+    """Argument errors as one line (``rapport: COMMAND: ...``) and exit 2, like every bad
+    input; an unknown option names the nearest known one."""
 
     def error(self, message: str) -> NoReturn:
         # A type= check that names its flag (`whole_number`) needs no "argument --port: " too.
         message = re.sub(r"^argument (\S+): (?=\1 )", "", message)
-        self.exit(2, f"rapport: {self.prog.removeprefix('rapport ')}: {message}\n")
+        command = self.prog.removeprefix("rapport").strip()
+        self.exit(2, f"rapport: {command + ': ' if command else ''}{message}\n")
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            command = self._command(parsed)
+            known = [f for a in command._actions for f in a.option_strings]
+            first = extra[0]
+            reason = (
+                unknown_flag(first.partition("=")[0], known)
+                if first.startswith("-")
+                else f"unexpected argument '{first}'"
+            )
+            command.error(reason)
+        return parsed
+
+    def _command(self, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+        """The parser of the command that was named (this one when there is none)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                chosen = action.choices.get(getattr(parsed, "command", None) or "")
+                return chosen if isinstance(chosen, argparse.ArgumentParser) else self
+        return self
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,9 +16,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from rapport.eval import ExperimentConfig, one_line
+from rapport._errors import error_line
+from rapport.eval import ExperimentConfig
 
 from ._errors import UsageError
+from ._names import check_file_keys, check_flag_options, options_model
 
 _FIELDS = set(ExperimentConfig.model_fields)
 _COUNTS = ("users", "sessions", "max_turns", "seed", "concurrency")
@@ -59,19 +61,26 @@ def accept_benchmark_options(parser: argparse.ArgumentParser) -> None:
     ) -> tuple[argparse.Namespace, list[str]]:
         ns, extra = parse(args, namespace)
         ns.extra = [*getattr(ns, "extra", []), *extra]
+        ns.run_flags = [flag for action in parser._actions for flag in action.option_strings]
         return ns, []
 
     parser.parse_known_args = parse_known_args  # type: ignore[method-assign,assignment]
 
 
 def parse_options(extra: Sequence[str]) -> dict[str, str]:
-    """``["--judge-repeats", "2", "--env=a,b"]`` -> ``{"judge_repeats": "2", "env": "a,b"}``.
+    """``["--judge-repeats", "2", "--env=a,b"]`` -> ``{"judge_repeats": "2", "env": "a,b"}``;
+    a flag without a value reads as ``"true"`` (see `option_pairs`)."""
+    return {k: "true" if v is None else v for k, v in option_pairs(extra).items()}
 
-    A flag without a value reads as ``"true"``; an empty value (``--release ""``) is refused:
-    a benchmark would read it as "not given" (or as the working directory) and run on
-    something else than the command line says.
+
+def option_pairs(extra: Sequence[str]) -> dict[str, str | None]:
+    """``["--paraphrase", "--env=a,b"]`` -> ``{"paraphrase": None, "env": "a,b"}``.
+
+    None marks a flag given without a value (a switch). An empty value (``--release ""``)
+    is refused: a benchmark would read it as "not given" (or as the working directory) and
+    run on something else than the command line says.
     """
-    options: dict[str, str] = {}
+    options: dict[str, str | None] = {}
     items = list(extra)
     i = 0
     while i < len(items):
@@ -79,13 +88,14 @@ def parse_options(extra: Sequence[str]) -> dict[str, str]:
         if not item.startswith("--") or len(item) == 2:
             raise UsageError(f"unexpected argument '{item}' (options are --name value)")
         name, eq, value = item[2:].partition("=")
+        given: str | None = value
         if not eq:
             has_value = i + 1 < len(items) and not items[i + 1].startswith("--")
-            value = items[i + 1] if has_value else "true"
+            given = items[i + 1] if has_value else None
             i += has_value
-        if not value.strip():
-            raise UsageError(f"--{name} needs a value, got '{value}'")
-        options[name.replace("-", "_")] = value
+        if given is not None and not given.strip():
+            raise UsageError(f"--{name} needs a value, got '{given}'")
+        options[name.replace("-", "_")] = given
         i += 1
     return options
 
@@ -237,37 +247,78 @@ def fraction(flag: str) -> Callable[[str], float]:
 
 
 def parse_models(specs: Sequence[str]) -> dict[str, Any]:
-    """``["judge=openai/gpt-4o", "scripted/echo"]`` -> roles (a bare spec sets ``all``).
+    """``["judge=openai/gpt-4o", "all=scripted/echo"]`` -> roles.
 
     Provider settings and sampling defaults follow the spec after commas:
     ``agent=openai/m,base_url=URL,base_url=URL2,timeout=30,temperature=0.7`` (a repeated
     ``base_url`` spreads requests over them); such a role becomes a mapping like YAML's
     ``{spec: ..., base_url: ..., temperature: ...}``, which replaces the file's entry for it.
+
+    Raises:
+        UsageError: a spec without its role (``--model all=SPEC`` sets every role), or
+            options in a spec's ``?n_ctx=`` form (they follow it after commas).
     """
     models: dict[str, Any] = {}
     for item in specs:
         head, *settings = item.split(",")
         role, eq, spec = head.partition("=")
         if not eq or "/" in role:
-            role, spec = "all", head
+            raise UsageError(
+                f"--model needs ROLE=SPEC, got '{item}' (--model all={item} sets every role)"
+            )
         if not role.strip() or not spec.strip():
             raise UsageError(f"--model needs ROLE=SPEC, got '{item}'")
+        spec = model_spec(role.strip(), spec.strip())
         if not settings:
-            models[role.strip()] = spec.strip()
+            models[role.strip()] = spec
             continue
-        entry: dict[str, Any] = {"spec": spec.strip()}
-        for setting in settings:
-            key, eq, value = setting.partition("=")
-            if not eq or not key.strip():
-                raise UsageError(f"--model settings are KEY=VALUE after the spec, got '{setting}'")
-            key = key.strip().replace("-", "_")
-            if key == "base_url" and "base_url" in entry:
-                urls = entry["base_url"]
-                entry["base_url"] = [*(urls if isinstance(urls, list) else [urls]), value]
-            else:
-                entry[key] = value.strip()
-        models[role.strip()] = entry
+        models[role.strip()] = _with_settings(spec, settings)
     return models
+
+
+def model_spec(role: str, spec: str) -> str:
+    """A role's model spec from ``--model``, refusing options in its query form
+    (``llamacpp/m?n_ctx=16384``): model options follow the spec after commas.
+
+    Raises:
+        UsageError: naming the comma form.
+    """
+    base, mark, query = spec.partition("?")
+    if mark:
+        options = ",".join(p for p in query.split("&") if p)
+        raise UsageError(
+            f"--model options follow the spec after commas: --model {role}={base},{options}"
+        )
+    return spec
+
+
+def _check_file_specs(models: dict[str, Any], path: str | None) -> None:
+    """Refuse a config file's model spec with options in its query form (they sit beside
+    the spec: ``{spec: llamacpp/m, n_ctx: 16384}``)."""
+    for role, entry in models.items():
+        spec = entry.get("spec") if isinstance(entry, dict) else entry
+        if isinstance(spec, str) and "?" in spec:
+            base, _, query = spec.partition("?")
+            beside = ", ".join(p.replace("=", ": ") for p in query.split("&") if p)
+            raise UsageError(
+                f"config file {path}: models.{role}: options sit beside the spec: "
+                f"{{spec: {base}, {beside}}} (not '{spec}')"
+            )
+
+
+def _with_settings(spec: str, settings: Sequence[str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"spec": spec}
+    for setting in settings:
+        key, eq, value = setting.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"--model settings are KEY=VALUE after the spec, got '{setting}'")
+        key = key.strip().replace("-", "_")
+        if key == "base_url" and "base_url" in entry:
+            urls = entry["base_url"]
+            entry["base_url"] = [*(urls if isinstance(urls, list) else [urls]), value]
+        else:
+            entry[key] = value.strip()
+    return entry
 
 
 def _flag_fields(args: argparse.Namespace) -> dict[str, Any]:
@@ -294,9 +345,12 @@ def config_from_args(
         UsageError: bad YAML, bad numbers or fields that fail validation.
     """
     benchmark = args.benchmark
+    model = options_model(benchmark)
     fields: dict[str, Any] = dict(defaults(benchmark)) if defaults else {}
     if getattr(args, "config", None) is not None:
-        from_file = _split_file(load_yaml(args.config))
+        data = load_yaml(args.config)
+        check_file_keys(args.config, data, model, _FIELDS)
+        from_file = _split_file(data)
         named = from_file.get("benchmark")
         if benchmark and named is not None and named != benchmark:
             raise UsageError(
@@ -305,10 +359,13 @@ def config_from_args(
         fields.update({k: v for k, v in from_file.items() if k != "options"})
         fields["options"] = {**fields.get("options", {}), **from_file["options"]}
     fields.update(_flag_fields(args))
+    _check_file_specs(fields.get("models", {}), getattr(args, "config", None))
     fields["models"] = {**fields.get("models", {}), **parse_models(args.model or [])}
+    pairs = option_pairs(args.extra or [])
+    check_flag_options(pairs, model, getattr(args, "run_flags", []))
     fields["options"] = {**fields.get("options", {}), **parse_options(args.extra or [])}
     fields["benchmark"] = benchmark or fields.get("benchmark")
     try:
         return ExperimentConfig.model_validate(fields)
     except ValidationError as exc:
-        raise UsageError(f"bad config: {one_line(exc)}") from exc
+        raise UsageError(f"bad config: {error_line(exc)}") from exc

@@ -10,15 +10,17 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
+from rapport._errors import error_line
 from rapport.envs.collab import EnforcementEvent, PreferenceVerdictEvent, is_clarifying_question
-from rapport.eval import ExperimentConfig, one_line
+from rapport.eval import ExperimentConfig
 from rapport.log import SessionRecord
 from rapport.store import RunStore
 
-from ._config import _integer
+from ._config import _integer, parse_models
 from ._errors import UsageError, reading_stores
 from ._run import execute, prepare
 
@@ -43,7 +45,7 @@ def demo_config(
     sessions: int = DEMO_SESSIONS,
     max_turns: int = 3,
     concurrency: int = DEMO_CONCURRENCY,
-    models: dict[str, str] | None = None,
+    models: dict[str, Any] | None = None,
 ) -> ExperimentConfig:
     """The demo's experiment: sized so that UE per session reads as a curve
     (`users` x `sessions` per condition).
@@ -54,7 +56,7 @@ def demo_config(
     try:
         return _config(run_dir, users, sessions, max_turns, concurrency, models)
     except ValidationError as exc:
-        raise UsageError(f"bad demo settings: {one_line(exc)}") from exc
+        raise UsageError(f"bad demo settings: {error_line(exc)}") from exc
 
 
 def _config(
@@ -63,7 +65,7 @@ def _config(
     sessions: int,
     max_turns: int,
     concurrency: int,
-    models: dict[str, str] | None,
+    models: dict[str, Any] | None,
 ) -> ExperimentConfig:
     return ExperimentConfig(
         benchmark="collab",
@@ -110,8 +112,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--model",
-        metavar="SPEC",
-        help=f"model for every role (default: the small embedded one, {DEMO_MODEL})",
+        metavar="ROLE=SPEC",
+        action="append",
+        default=[],
+        help="model for a role (agent, user, judge, memory, all); repeatable "
+        f"(default: all={DEMO_MODEL}, the small embedded one)",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.set_defaults(handler=handle)
@@ -119,16 +124,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
-    if args.model is not None and not args.model.strip():
-        # An empty spec must not fall back to the default: that loads the embedded model.
-        raise UsageError(f"--model needs a model spec, got '{args.model}'")
+    # An empty spec must not fall back to the default: that loads the embedded model.
+    models = {"all": DEMO_MODEL, **parse_models(args.model)} if args.model else None
     config = demo_config(
         run_dir=args.run_dir,
         users=_integer("users", args.users),
         sessions=_integer("sessions", args.sessions),
         max_turns=_integer("max_turns", args.max_turns),
         concurrency=_integer("concurrency", args.concurrency),
-        models={"all": args.model} if args.model else None,
+        models=models,
     )
     code = execute(prepare(config), progress=not args.no_progress)
     if code == 0:

@@ -1,4 +1,4 @@
-"""``rapport export RUN_DIR --sessions jsonl|parquet [--per session|turn] [--out FILE]``."""
+"""``rapport export RUN_DIR --format jsonl|parquet [--per session|turn] [--out FILE]``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from rapport.report import export_sessions
 from rapport.store import RUN_FILE
 
 from ._errors import UsageError, directory_path, output_file, output_path, reading_stores
+from ._names import Renamed
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +23,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the run dir")
     parser.add_argument(
-        "--sessions", choices=("jsonl", "parquet"), required=True, help="the file format"
+        "--format", choices=("jsonl", "parquet"), required=True, help="the file format"
+    )
+    parser.add_argument(
+        "--sessions", action=Renamed, new="--format", help=argparse.SUPPRESS, nargs="?"
     )
     parser.add_argument(
         "--per", choices=("session", "turn"), default="session", help="one row per ..."
@@ -34,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _target(run_dir: Path, args: argparse.Namespace) -> Path:
-    default = f"{'sessions' if args.per == 'session' else 'turns'}.{args.sessions}"
+    default = f"{'sessions' if args.per == 'session' else 'turns'}.{args.format}"
     target = output_path("--out", args.out) if args.out is not None else run_dir / default
     if target.resolve() == (run_dir / RUN_FILE).resolve():
         raise UsageError(f"--out {target} would overwrite the run's store")
@@ -49,7 +53,7 @@ def handle(args: argparse.Namespace) -> int:
     target = _target(run_dir, args)
     try:
         with reading_stores(run_dir):
-            rows = export_sessions(run_dir, target, fmt=args.sessions, grain=args.per)
+            rows = export_sessions(run_dir, target, fmt=args.format, grain=args.per)
     except (ImportError, FileNotFoundError) as exc:
         raise UsageError(str(exc)) from exc
     except OSError as exc:  # the target is left as it was (see export_sessions)

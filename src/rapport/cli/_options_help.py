@@ -19,7 +19,7 @@ from rapport.envs import BENCHMARKS, UnknownBenchmarkError, benchmark_class
 _LITERAL_MARKUP = re.compile(r"``([^`]*)``|`([^`]*)`")
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """A docstring as one paragraph of plain text (reST literals unquoted)."""
     return " ".join(_LITERAL_MARKUP.sub(lambda m: m.group(1) or m.group(2), text).split())
 
@@ -67,7 +67,7 @@ def options_help(model: type[BaseModel], width: int | None = None) -> str:
     for name, field in model.model_fields.items():
         flag = f"  --{name.replace('_', '-')} {_value_hint(field.annotation)}"
         lines.append(flag)
-        text = f"{_plain(field.description or '')} ({_default(field)})".strip()
+        text = f"{plain(field.description or '')} ({_default(field)})".strip()
         lines.extend(textwrap.wrap(text, width, initial_indent=" " * 6, subsequent_indent=" " * 6))
     return "\n".join(lines)
 

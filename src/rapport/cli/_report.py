@@ -21,9 +21,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "report",
         help="show a run's results and write its HTML report",
-        description="Print a run's metrics (mean over users, 95%% bootstrap CI). The table "
+        description="Print a run's metrics (mean over users, 95% bootstrap CI). The table "
         "format also writes report.html in the run dir (when it is writable); json and csv "
-        "write nothing but stdout unless --html is given. The run is only read.",
+        "write nothing but stdout unless --html is given. The run's store is only read.",
     )
     parser.add_argument("run_dir", metavar="DIR", help="the run dir")
     parser.add_argument(
@@ -71,14 +71,15 @@ def handle(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from exc
     target = html_target(run_dir, args.html, args.format)
+    # Written before anything is printed: a target that cannot be written is one line.
+    path = _write(report, target) if target is not None else None
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
     elif args.format == "csv":
         print(render_csv(report), end="")
     else:
         print(render_text(report))
-    if target is not None:
-        path = _write(report, target)
+    if path is not None:
         print(f"report: {path}", file=sys.stdout if args.format == "table" else sys.stderr)
     elif args.format == "table":
         print(f"report.html not written: {run_dir} is not writable (use --html FILE)")

@@ -45,6 +45,12 @@ def _interrupt(_signum: int, _frame: object) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
+    base, mark, _ = args.model.partition("?")
+    if mark:
+        raise UsageError(
+            f"--model takes a spec without options, got '{args.model}' "
+            f"(the context size is --n-ctx: --model {base} --n-ctx N)"
+        )
     try:
         with serve_model(args.model, args.port, n_ctx=args.n_ctx) as served:
             print(f"serving {args.model} at {served.base_url} (model name '{served.model}')")

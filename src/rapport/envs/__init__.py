@@ -15,18 +15,22 @@ from ._protocol import (
 )
 from ._registry import (
     BENCHMARKS,
+    PRESETS,
     UnknownBenchmarkError,
     UnusedSettingError,
     benchmark_class,
     conditions_for,
     create_benchmark,
     register_benchmark,
+    register_preset,
+    registered_presets,
 )
 from ._simulator import UserSimulator, sounds_like_assistant
 
 __all__ = [
     "BENCHMARKS",
     "GENERIC_SETTINGS",
+    "PRESETS",
     "AgentRequest",
     "Benchmark",
     "Condition",
@@ -44,5 +48,7 @@ __all__ = [
     "create_benchmark",
     "default_conditions",
     "register_benchmark",
+    "register_preset",
+    "registered_presets",
     "sounds_like_assistant",
 ]

@@ -12,11 +12,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 from pydantic import BaseModel
 
+from rapport._stats import LEVEL, RESAMPLES, bootstrap_interval
 from rapport.log import ErrorEvent, SessionRecord
-
-RESAMPLES = 2000
-LEVEL = 0.95
-
 
 _CI = {"mean", "ci_low", "ci_high"}
 
@@ -53,19 +50,10 @@ def bootstrap_ci(
     Raises:
         ValueError: no values.
     """
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
+    if len(values) == 0:
         raise ValueError("bootstrap_ci needs at least one value")
-    mean = float(data.mean())
-    if data.min() == data.max():
-        constant = float(data[0])
-        return Estimate(mean=constant, ci_low=constant, ci_high=constant)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, data.size, size=(resamples, data.size))
-    means = data[picks].mean(axis=1)
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return Estimate(mean=mean, ci_low=min(float(low), mean), ci_high=max(float(high), mean))
+    low, high = bootstrap_interval(values, resamples=resamples, seed=seed, level=level)
+    return Estimate(mean=_mean(values), ci_low=low, ci_high=high)
 
 
 def eval_sessions(records: Iterable[SessionRecord]) -> list[SessionRecord]:

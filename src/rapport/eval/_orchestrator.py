@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from pydantic import ValidationError
-
+from rapport._errors import error_line
 from rapport.agents import Agent
 from rapport.envs import AgentRequest, Episode, SessionFailure, SessionLog
 from rapport.llm import ContextFull, ModelError, ModelOutput, redact_secrets
@@ -39,22 +38,9 @@ MAX_AGENT_CALLS = 2000
 
 
 def one_line(exc: BaseException | str) -> str:
-    """An exception (or a message) as one short line of valid text (pydantic errors condensed)."""
-    if isinstance(exc, ValidationError):
-        parts = [_error_part(e["loc"], e["msg"]) for e in exc.errors()]
-        text = f"{exc.title}: " + "; ".join(parts[:4])
-    else:
-        try:
-            text = " ".join(str(exc).split()) or type(exc).__name__
-        except Exception:  # a __str__ that fails (deep recursion, a broken exception)
-            text = type(exc).__name__
-    return redact_secrets(text[:400].encode("utf-8", "replace").decode("utf-8"))
-
-
-def _error_part(loc: tuple[int | str, ...], msg: str) -> str:
-    """``options.env: unknown gym 'x'``; a model-level check's message alone."""
-    msg = msg.removeprefix("Value error, ")
-    return f"{'.'.join(str(p) for p in loc)}: {msg}" if loc else msg
+    """An exception (or a message) as one short line of valid text (pydantic errors condensed,
+    prefixed with the model's name; secrets redacted)."""
+    return redact_secrets(error_line(exc, title=True))
 
 
 async def guarded(where: str, step: Awaitable[T]) -> T:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from rapport._errors import error_line
 from rapport.envs import Benchmark, conditions_for, create_benchmark
 from rapport.llm import ModelError, ModelRoles
 from rapport.log import MAX_USERS, Condition, ExperimentConfig
@@ -64,7 +65,12 @@ def _prepare(
     config: ExperimentConfig, models: ModelRoles | None, *, custom_agent: bool
 ) -> Experiment:
     check_run_dir(config.run_dir)
-    benchmark = create_benchmark(config)
+    try:
+        benchmark = create_benchmark(config)
+    except ValidationError as exc:
+        raise ExperimentError(
+            f"bad options for benchmark '{config.benchmark}': {error_line(exc)}"
+        ) from exc
     config = _with_default_users(config, benchmark)
     config = config.model_copy(update={"options": effective_options(benchmark, config.options)})
     conditions = conditions_for(benchmark, config)
@@ -159,7 +165,7 @@ def _memory(condition: Condition, models: ModelRoles, config: ExperimentConfig) 
         return create_memory(condition.memory, models, **options)
     except (TypeError, ValidationError) as exc:
         raise ExperimentError(
-            f"bad options for memory '{condition.memory}': {one_line(exc)}"
+            f"bad options for memory '{condition.memory}': {error_line(exc)}"
         ) from exc
 
 

@@ -11,11 +11,17 @@ harness); it says nothing about how a real model behaves.
 from __future__ import annotations
 
 import json
+import math
 import random
+import re
 from typing import Any
 
 from ._model import Completion, Request, stable_hash
+from ._pattern import FORMATS, matching
 from ._types import ToolCall, Usage
+
+_TRIES = 10
+"""Draws of a constrained string or a unique array before giving up."""
 
 WORDS = (
     "yes", "no", "step", "first", "answer", "list", "short", "because", "check", "value",
@@ -77,17 +83,33 @@ def _resolve(node: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     return target if isinstance(target, dict) else {}
 
 
-def _string(node: dict[str, Any], rng: _Draw) -> str:
+def _words(rng: _Draw) -> str:
     """Words; the request's last message when a coin says so (so values the prompt states can
-    survive, as a copying model's would); a date or a time where the pattern asks for one."""
-    pattern = str(node.get("pattern", ""))
-    if "\\d{4}-\\d{2}-\\d{2}" in pattern:
-        return f"20{rng.randint(10, 30)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-    if "\\d{2}:\\d{2}" in pattern:
-        return f"{rng.randint(0, 23):02d}:{rng.choice((0, 15, 30, 45)):02d}"
+    survive, as a copying model's would)."""
     if rng.last and rng.random() < 0.5:
         return rng.last
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 8)))
+
+
+def _string(node: dict[str, Any], rng: _Draw) -> str:
+    """A string within the node's length bounds that matches its ``pattern`` and ``format``
+    (words where neither is given)."""
+    low = int(node.get("minLength", 0))
+    limit = node.get("maxLength")
+    pattern = node.get("pattern")
+    shape = FORMATS.get(str(node.get("format", "")))
+    if not isinstance(pattern, str) and shape is None:
+        text = _words(rng)
+        text = text[: int(limit)] if isinstance(limit, int) else text
+        return text + "x" * max(0, low - len(text))
+    high = int(limit) if isinstance(limit, int) else None
+    for _ in range(_TRIES):
+        drawn = matching(shape, rng) if shape is not None else ""
+        if isinstance(pattern, str) and (drawn is None or not re.search(pattern, drawn)):
+            drawn = matching(pattern, rng)
+        if drawn is not None and low <= len(drawn) and (high is None or len(drawn) <= high):
+            return drawn
+    return "x" * low
 
 
 def _instance(node: Any, root: dict[str, Any], rng: _Draw, *, depth: int) -> Any:
@@ -116,19 +138,66 @@ def _typed(kind: str, node: dict[str, Any], root: dict[str, Any], rng: _Draw, de
         properties = node.get("properties", {})
         return {k: _instance(v, root, rng, depth=depth + 1) for k, v in properties.items()}
     if kind == "array":
-        low = int(node.get("minItems", 0))
-        high = max(low, min(int(node.get("maxItems", 3)), 3))
-        count = rng.randint(max(low, min(1, high)), high)
-        return [_instance(node.get("items", {}), root, rng, depth=depth + 1) for _ in range(count)]
+        return _array(node, root, rng, depth)
     if kind == "boolean":
         return rng.random() < 0.5
     if kind in ("integer", "number"):
-        low = node.get("minimum", node.get("exclusiveMinimum", 0))
-        high = node.get("maximum", node.get("exclusiveMaximum", low + 10))
-        value = rng.randint(int(low), max(int(low), int(high)))
-        return value if kind == "integer" else float(value)
-    text = _string(node, rng)
-    limit = node.get("maxLength")
-    text = text[: int(limit)] if isinstance(limit, int) else text
-    low = int(node.get("minLength", 0))
-    return text + "x" * max(0, low - len(text))
+        return _number(kind, node, rng)
+    if kind == "null":
+        return None
+    return _string(node, rng)
+
+
+def _array(node: dict[str, Any], root: dict[str, Any], rng: _Draw, depth: int) -> list[Any]:
+    """Items for ``prefixItems`` first, then ``items``, between ``minItems`` and ``maxItems``
+    (at most 3 unless more are required), distinct where ``uniqueItems`` says so."""
+    fixed = [_instance(n, root, rng, depth=depth + 1) for n in node.get("prefixItems", [])]
+    if fixed and node.get("items") is False:
+        return fixed
+    low = max(0, int(node.get("minItems", 0)) - len(fixed))
+    high = max(low, min(int(node.get("maxItems", 3)) - len(fixed), 3))
+    count = rng.randint(max(low, min(1, high)), high)
+    items: list[Any] = []
+    for _ in range(count * _TRIES):
+        if len(items) == count:
+            break
+        item = _instance(node.get("items", {}), root, rng, depth=depth + 1)
+        if not node.get("uniqueItems") or item not in fixed + items:
+            items.append(item)
+    return fixed + items
+
+
+def _number(kind: str, node: dict[str, Any], rng: _Draw) -> int | float:
+    """A number within ``minimum``/``maximum`` (or the exclusive bounds), a multiple of
+    ``multipleOf`` where given; an integer where one fits, as a float for ``number``."""
+    low, high = _bounds(node)
+    step = node.get("multipleOf")
+    if isinstance(step, int | float) and step > 0:
+        first, last = math.ceil(low / step), math.floor(high / step)
+        if first <= last:
+            value = rng.randint(first, last) * step
+            return int(value) if kind == "integer" else float(value)
+    first, last = math.ceil(low), math.floor(high)
+    if first <= last:
+        whole = rng.randint(first, last)
+        return whole if kind == "integer" else float(whole)
+    return rng.uniform(low, high)  # a range of fractions with no whole number in it
+
+
+def _bounds(node: dict[str, Any]) -> tuple[float, float]:
+    """The closed range a number may take (exclusive bounds moved inwards by the least step)."""
+    low = node.get("minimum")
+    high = node.get("maximum")
+    above = node.get("exclusiveMinimum")
+    below = node.get("exclusiveMaximum")
+    if isinstance(above, int | float) and not isinstance(above, bool):
+        above = math.nextafter(above, math.inf)
+        low = above if low is None else max(low, above)
+    if isinstance(below, int | float) and not isinstance(below, bool):
+        below = math.nextafter(below, -math.inf)
+        high = below if high is None else min(high, below)
+    if low is None:
+        low = 0 if high is None or high >= 0 else high - 10
+    if high is None:
+        high = low + 10
+    return float(low), float(high)

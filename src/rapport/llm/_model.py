@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
+from rapport._errors import error_line
 from rapport.log import ModelCall, ToolCall
 
 from ._again import retry_messages
@@ -260,7 +261,7 @@ class Model:
             try:
                 parsed = schema.model_validate(parse_json_output(completion.text))
             except (ValueError, ValidationError, RecursionError) as exc:
-                error = _short_error(exc)
+                error = error_line(exc, limit=300)
                 convo = retry_messages(
                     convo,
                     completion.text,
@@ -374,12 +375,3 @@ def weights_fingerprint(path: Path) -> str:
         stat = file.stat()
         stamps.append(f"{file.name}:{stat.st_size}:{stat.st_mtime_ns}")
     return f"{path.resolve()}:" + ",".join(stamps)
-
-
-def _short_error(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        parts = [
-            f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors()
-        ]
-        return "; ".join(parts[:5])
-    return str(exc)[:300]

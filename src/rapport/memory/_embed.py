@@ -14,6 +14,8 @@ import itertools
 import os
 import re
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -82,6 +84,21 @@ def _normalize(matrix: np.ndarray) -> np.ndarray:
     return (matrix / norms).astype(np.float32)
 
 
+@contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """Loading a small model draws a weight-loading bar whose carriage returns end up in
+    logs; the run's own progress bar is the one to read."""
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded from a local folder (never from a hub).
 
@@ -96,7 +113,8 @@ class SentenceTransformerEmbedder:
         from sentence_transformers import SentenceTransformer
 
         self.name = name
-        self._model = SentenceTransformer(str(path), device="cpu")
+        with _no_progress_bars():
+            self._model = SentenceTransformer(str(path), device="cpu")
         self._onnx = _OnnxBert.checked(self._model, path)
         self._direct = None if self._onnx else _DirectBert.checked(self._model)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -21,11 +21,16 @@ from ._embed import embedder_name, get_embedder
 from ._history import render_session
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef
 
+FACT_CHARS = 200
+"""The longest fact kept (a longer one is asked for again, as any invalid output)."""
+
 
 class ExtractedFacts(BaseModel):
     """Facts about the user found in one session."""
 
-    facts: list[str] = Field(default_factory=list, max_length=8)
+    facts: list[Annotated[str, Field(max_length=FACT_CHARS)]] = Field(
+        default_factory=list, max_length=8
+    )
 
 
 class FactOperation(BaseModel):
@@ -34,7 +39,7 @@ class FactOperation(BaseModel):
     event: Literal["ADD", "UPDATE", "DELETE", "NOOP"]
     id: str = Field(default="", max_length=12)
     """The stored fact it concerns (UPDATE, DELETE, NOOP)."""
-    text: str = Field(default="", max_length=200)
+    text: str = Field(default="", max_length=FACT_CHARS)
     """The fact's text (ADD, UPDATE)."""
 
 

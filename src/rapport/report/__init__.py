@@ -5,6 +5,7 @@ CSV, JSON and HTML."""
 from rapport.log import Table
 
 from ._build import Aggregates, ErrorEntry, Report, TokenUsage, aggregate, build_report
+from ._charts import COLORS, Chart, chart, chart_svg, condition_colors
 from ._compare import (
     CompareError,
     Comparison,
@@ -38,11 +39,13 @@ from ._export import (
     turn_rows,
 )
 from ._html import environment, render_html, table_html, write_html
-from ._plots import comparison_plot, curve_plot, delta_plot
+from ._plots import comparison_chart, curve_chart, delta_chart
 from ._text import fmt, paired_table, render_csv, render_table, render_text, summary_table
 
 __all__ = [
+    "COLORS",
     "Aggregates",
+    "Chart",
     "CompareError",
     "Comparison",
     "ConditionRow",
@@ -59,10 +62,13 @@ __all__ = [
     "TokenUsage",
     "aggregate",
     "build_report",
+    "chart",
+    "chart_svg",
     "compare_runs",
-    "comparison_plot",
-    "curve_plot",
-    "delta_plot",
+    "comparison_chart",
+    "condition_colors",
+    "curve_chart",
+    "delta_chart",
     "describe_run",
     "differences_table",
     "environment",

@@ -39,6 +39,7 @@ class ErrorEntry(BaseModel):
     condition: str
     user_id: str
     session: int
+    """The session number, counted from 1 (its stored ``index`` + 1)."""
     where: str
     message: str
 
@@ -112,7 +113,7 @@ def _errors(records: Sequence[SessionRecord]) -> list[ErrorEntry]:
         ErrorEntry(
             condition=r.condition,
             user_id=r.user_id,
-            session=r.index,
+            session=r.index + 1,
             where=e.where,
             message=redact_secrets(e.message),
         )

@@ -13,7 +13,7 @@ from rapport.log import Cell, Table
 
 from ._compare import Comparison, RunOverview
 from ._html import STYLE, environment
-from ._plots import comparison_plot
+from ._plots import comparison_chart
 from ._text import fmt, render_table
 
 
@@ -181,7 +181,7 @@ def render_comparison_html(comparison: Comparison) -> str:
             runs=runs_table(comparison, all_options=True),
             results=results_table(comparison),
             differences=differences_table(comparison) if comparison.differences else None,
-            pngs=[(m, png) for m in comparison.metrics if (png := comparison_plot(comparison, m))],
+            charts=[c for m in comparison.metrics if (c := comparison_chart(comparison, m))],
         )
     )
 

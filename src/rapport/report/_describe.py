@@ -77,14 +77,15 @@ def _model_uses(
     configured: dict[str, str], infos: list[ModelInfo], calls: dict[str, dict[str, int]]
 ) -> list[ModelUse]:
     """Roles that made calls (with the model they called), then configured roles that made
-    none; weights and servers come from the invocation's record of that spec."""
+    none (``all``, the default of every role, only when no role made a call); weights and
+    servers come from the invocation's record of that spec."""
     by_spec = {info.spec: info for info in infos}
     uses = [
         _use(role, spec, n, by_spec.get(spec))
         for role, models in sorted(calls.items())
         for spec, n in models.items()
     ]
-    seen = {u.role for u in uses}
+    seen = {u.role for u in uses} | ({"all"} if uses else set())
     for role, spec in sorted(configured.items()):
         if role not in seen:
             uses.append(_use(role, spec, 0, by_spec.get(spec)))

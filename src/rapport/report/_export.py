@@ -61,7 +61,7 @@ def session_row(
         **(run or {}),
         "condition": record.condition,
         "user_id": record.user_id,
-        "session": record.index,
+        "session": record.index + 1,  # counted from 1, as the viewer and the report show it
         "spec_id": record.spec_id,
         "split": record.split,
         "status": record.status,
@@ -95,7 +95,7 @@ def turn_rows(record: SessionRecord, run: dict[str, Any] | None = None) -> Itera
             **(run or {}),
             "condition": record.condition,
             "user_id": record.user_id,
-            "session": record.index,
+            "session": record.index + 1,
             "spec_id": record.spec_id,
             "split": record.split,
             "status": record.status,

@@ -1,5 +1,5 @@
-"""The self-contained HTML report (a Jinja2 template): tables, the paired differences, plots
-by session (inline PNG), errors and the run's description."""
+"""The self-contained HTML report (a Jinja2 template): tables, the paired differences, charts
+by session (inline SVG, as the viewer draws them), errors and the run's description."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from markupsafe import Markup
 from rapport.log import Table
 
 from ._build import Report
-from ._plots import curve_plot, delta_plot
+from ._charts import chart_svg
+from ._plots import curve_chart, delta_chart
 from ._text import cell_text, paired_table, summary_table
 
 STYLE = """
@@ -21,7 +22,8 @@ table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; }
 th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
 .meta { color: #555; }
-img { max-width: 100%; }
+figure.chart { display: inline-block; margin: 0 1rem 1rem 0; }
+.legend { font-size: 0.85em; }
 code { font-size: 0.85em; word-break: break-all; }
 """
 
@@ -37,6 +39,7 @@ def environment() -> Environment:
     )
     env.globals["text"] = cell_text
     env.globals["table"] = table_html
+    env.globals["chart_svg"] = chart_svg
     return env
 
 
@@ -65,8 +68,8 @@ def _errors_table(report: Report) -> Table:
 
 def render_html(report: Report) -> str:
     """The whole report as one HTML page with everything embedded."""
-    curves = [(m, png) for m in report.metrics if (png := curve_plot(report, m))]
-    deltas = [(m, png) for m in report.metrics if (png := delta_plot(report, m))]
+    curves = [c for m in report.metrics if (c := curve_chart(report, m))]
+    deltas = [c for m in report.metrics if (c := delta_chart(report, m))]
     return (
         environment()
         .get_template("report.html")
@@ -75,8 +78,8 @@ def render_html(report: Report) -> str:
             style=STYLE,
             summary=summary_table(report),
             paired=paired_table(report) if report.paired else None,
-            curve_pngs=curves,
-            delta_pngs=deltas,
+            curves=curves,
+            deltas=deltas,
             usage=_usage_table(report),
             errors=_errors_table(report),
         )

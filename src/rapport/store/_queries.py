@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from rapport._errors import error_line
 from rapport.log import MemoryVersion, SessionRecord, UserRecord
 
 Record = TypeVar("Record", bound=BaseModel)
@@ -34,11 +35,8 @@ def read_body(model: type[Record], body: str | bytes, path: Path) -> Record:
     try:
         return model.model_validate_json(body)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
         raise StoreError(
-            f"{path} is damaged: a stored {model.__name__} does not read "
-            f"({where + ': ' if where else ''}{first['msg']})"
+            f"{path} is damaged: a stored {model.__name__} does not read ({error_line(exc)})"
         ) from exc
 
 

@@ -169,14 +169,21 @@ def _connect(path: Path) -> sqlite3.Connection:
 def _connect_readonly(path: Path, *, exact: bool = False) -> sqlite3.Connection:
     """A connection that cannot write, even on a disk where nothing can be written.
 
-    ``mode=ro`` still needs the WAL index file beside the database, which a read-only
-    directory cannot hold when the writer is gone; then the file is opened ``immutable``
-    (no locks, no WAL), which is right because nothing can be writing to it there.
-    ``exact`` opens it ``immutable`` at once (creates no ``-wal``/``-shm`` files): for a
-    database with no write-ahead log beside it, which is then whole in its one file.
+    With no write-ahead log beside the database (no writer has it open), it is opened
+    read-write with ``query_only`` on: SQLite then removes the ``-wal``/``-shm`` files it
+    made when the connection closes, so reading a store leaves nothing beside it (``mode=ro``
+    leaves them). Otherwise ``mode=ro``, which still needs the WAL index file beside the
+    database, which a read-only directory cannot hold when the writer is gone; then the file
+    is opened ``immutable`` (no locks, no WAL), which is right because nothing can be writing
+    to it there. ``exact`` opens it ``immutable`` at once (creates no ``-wal``/``-shm``
+    files): for a database with no write-ahead log beside it, which is then whole in its one
+    file.
     """
     uri = path.resolve().as_uri()
+    no_log = not Path(f"{path}-wal").exists()
     suffixes = ("?mode=ro&immutable=1",) if exact else ("?mode=ro", "?mode=ro&immutable=1")
+    if no_log and not exact and os.access(path, os.W_OK) and os.access(path.parent, os.W_OK):
+        suffixes = ("?mode=rw", *suffixes)
     for suffix in suffixes:
         conn = sqlite3.connect(
             uri + suffix, uri=True, isolation_level=None, check_same_thread=False, timeout=30.0

@@ -9,6 +9,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rapport._errors import error_line
+
 
 class TrainConfigError(ValueError):
     """A training config that cannot be read or does not validate (one line, names the file)."""
@@ -147,6 +149,4 @@ def load_config(source: str | Path, **overrides: Any) -> TrainConfig:
     try:
         return TrainConfig.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise TrainConfigError(f"{source}: {where}: {first['msg']}") from exc
+        raise TrainConfigError(f"{source}: {error_line(exc)}") from exc

@@ -18,6 +18,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field, ValidationError
 
 from rapport import log
+from rapport._errors import error_line
 from rapport.envs.collab import EnforcementEvent
 from rapport.memory import render_reflection
 
@@ -252,11 +253,8 @@ def read_examples(path: Path) -> list[ReflectionExample]:
         try:
             examples.append(ReflectionExample.model_validate_json(line))
         except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
             raise ExampleFileError(
-                f"{path}:{number}: not a reflection example "
-                f"({where + ': ' if where else ''}{first['msg']})"
+                f"{path}:{number}: not a reflection example ({error_line(exc)})"
             ) from exc
     return examples
 

@@ -19,9 +19,8 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from rapport.report import fmt, paired_table, summary_table
+from rapport.report import curve_chart, delta_chart, fmt, paired_table, summary_table
 
-from ._charts import chart, condition_colors
 from ._data import RunData
 from ._memory import preference_rows, version_views
 from ._timeline import align, timeline
@@ -58,8 +57,9 @@ are served from a folder of runs."""
 
 
 def session_url(condition: str, user_id: str, index: int) -> str:
-    """The page of one session."""
-    return f"/session/{quote(condition, safe='')}/{quote(user_id, safe='')}/{index}"
+    """The page of one session: its `index` (0-based, as stored) appears as the session
+    number, counted from 1 like everywhere people read it."""
+    return f"/session/{quote(condition, safe='')}/{quote(user_id, safe='')}/{index + 1}"
 
 
 def memory_url(condition: str, user_id: str) -> str:
@@ -74,7 +74,11 @@ def compare_url(user_id: str, spec_id: str, a: str, b: str) -> str:
 
 
 def sessions_url(**filters: Any) -> str:
-    """The session list with filters (None values are left out)."""
+    """The session list with filters (None values are left out); ``index`` (0-based, as
+    stored) appears as ``session``, counted from 1."""
+    if filters.get("index") is not None:
+        filters["session"] = filters["index"] + 1
+    filters.pop("index", None)
     query = urlencode({k: v for k, v in filters.items() if v is not None})
     return "/sessions" + (f"?{query}" if query else "")
 
@@ -120,7 +124,8 @@ class Viewer:
         store = self.data.store
         condition = request.query_params.get("condition") or None
         user_id = request.query_params.get("user") or None
-        index = _int(request, "index")
+        number = _int(request, "session")
+        index = number - 1 if number is not None else None
         status = request.query_params.get("status") or None
         total = store.count_rows(condition=condition, user_id=user_id, index=index, status=status)
         page = self.data.page(_int(request, "page"), total)
@@ -133,7 +138,7 @@ class Viewer:
             limit=page.size,
         )
         report = self.data.summary()
-        query = {"condition": condition, "user": user_id, "index": index, "status": status}
+        query = {"condition": condition, "user": user_id, "session": number, "status": status}
         return self._page(
             request,
             "sessions.html",
@@ -146,11 +151,12 @@ class Viewer:
 
     async def session(self, request: Request) -> Response:
         condition, user_id = request.path_params["condition"], request.path_params["user"]
-        index = int(request.path_params["index"])
+        number = int(request.path_params["session"])
+        index = number - 1
         store = self.data.store
-        record = store.session(condition, user_id, index)
+        record = store.session(condition, user_id, index) if number >= 1 else None
         if record is None:
-            raise HTTPException(404, f"no session {condition}/{user_id}/{index}")
+            raise HTTPException(404, f"no session {condition}/{user_id}/{number}")
         memory = store.memory_version(condition, user_id, record.memory_version)
         others = [c for c in self.data.conditions() if c != condition]
         return self._page(
@@ -211,24 +217,9 @@ class Viewer:
                 condition=condition, index=index
             )
 
-        colors = condition_colors(list(report.conditions))
-        charts = []
-        for metric in report.metrics:
-            absolute = {c: d[metric] for c, d in report.curves.items() if metric in d}
-            delta = {c: d[metric] for c, d in report.deltas.items() if metric in d}
-            charts.append(
-                (
-                    metric,
-                    chart(f"{metric} by session", absolute, link, colors=colors),
-                    chart(
-                        f"{metric} - {report.baseline} by session",
-                        delta,
-                        link,
-                        zero_line=True,
-                        colors=colors,
-                    ),
-                )
-            )
+        charts = [
+            (m, curve_chart(report, m, link), delta_chart(report, m, link)) for m in report.metrics
+        ]
         return self._page(request, "curves.html", report=report, charts=charts)
 
     async def errors(self, request: Request) -> Response:
@@ -264,7 +255,7 @@ def create_app(run_dir: str | Path, *, data: RunData | None = None) -> Starlette
     routes = [
         Route("/", viewer.index),
         Route("/sessions", viewer.sessions),
-        Route("/session/{condition}/{user}/{index:int}", viewer.session),
+        Route("/session/{condition}/{user}/{session:int}", viewer.session),
         Route("/compare/{user}/{spec:path}", viewer.compare),
         Route("/memory/{condition}/{user}", viewer.memory),
         Route("/curves", viewer.curves),

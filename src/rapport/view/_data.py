@@ -67,7 +67,11 @@ class RunData:
         self.run: Run = run
         self._lock = threading.Lock()
         self._version = self.store.data_version()
-        self._summary, self._errors = self._load()
+        try:
+            self._summary, self._errors = self._load()
+        except BaseException:
+            self.store.close()  # a damaged row: leave nothing open beside the store
+            raise
         self._built = time.monotonic()
         self._rebuilding = False
 

@@ -21,7 +21,7 @@ from rapport.report import (
     Comparison,
     RunOverview,
     compare_runs,
-    comparison_plot,
+    comparison_chart,
     differences_table,
     find_runs,
     models_text,
@@ -148,7 +148,7 @@ class FolderViewer:
             "runs": runs_table(comparison, all_options=True),
             "results": results_table(comparison),
             "differences": differences_table(comparison) if comparison.differences else None,
-            "pngs": [(m, p) for m in comparison.metrics if (p := comparison_plot(comparison, m))],
+            "charts": [c for m in comparison.metrics if (c := comparison_chart(comparison, m))],
         }
 
 

@@ -36,7 +36,15 @@ class Timeline:
     turns: list[TurnView]
     session_events: list[Any]
     """Events of the session as a whole (turn None): notes, judges, errors after the end."""
-    judges: list[Any]
+    judges: list[tuple[str, Any]]
+    """Each judge score with its label (``judge2 · repeat 2 · clarity`` where a judge
+    scored the session more than once)."""
+
+
+def judge_label(event: Any, repeated: bool) -> str:
+    """``judge · clarity``; with the repeat (counted from 1) where the judge repeats."""
+    repeat = f" · repeat {event.repeat + 1}" if repeated else ""
+    return f"{event.judge}{repeat} · {event.dimension}"
 
 
 def timeline(record: SessionRecord) -> Timeline:
@@ -51,13 +59,15 @@ def timeline(record: SessionRecord) -> Timeline:
         view = views[at]
         (view.before if event.kind in BEFORE else view.after).append(event)
     judges = record.events_of(JudgeEvent)
-    for judge in judges:
+    repeated = any(j.repeat > 0 for j in judges)
+    labelled = [(judge_label(j, repeated), j) for j in judges]
+    for label, judge in labelled:
         for cited in judge.evidence_turns:
             if cited in views:
-                views[cited].cited_by.append(f"{judge.judge}: {judge.dimension}")
+                views[cited].cited_by.append(label)
     shown = [v for v in views.values() if v.turn is not None or v.before or v.after]
     whole = [e for e in record.events if e.turn is None and e.kind != "judge"]
-    return Timeline(turns=shown, session_events=whole, judges=judges)
+    return Timeline(turns=shown, session_events=whole, judges=labelled)
 
 
 @dataclass

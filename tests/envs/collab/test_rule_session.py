@@ -66,6 +66,10 @@ async def test_the_report_counts_code_guards_and_draft_disagreement(kit: SimpleN
     _bench, record = await h.run(user=user, user_kind="rules")
     table = guard_table([record])
     assert table.rows == [["none", 3, 0, 1, 0.0]]
+    unanswered = record.model_copy(
+        update={"turns": [t for t in record.turns if t.speaker != "agent"]}
+    )
+    assert guard_table([unanswered]).rows == [["none", 3, 0, 0, None]]  # "-", not nan
 
 
 async def test_the_demo_finds_a_preference_followed_after_an_earlier_request(

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from rapport.envs.mpt import (
     MPTEvalOutcome,
-    bootstrap_ci,
     count_tokens,
     exact_match,
     instance_scores,
@@ -95,14 +92,6 @@ def test_no_call_scores_nothing_right() -> None:
 def test_micro_f1_pools_counts_across_instances() -> None:
     rows = [{"oa_tp": 1, "oa_pred": 2, "oa_gold": 2}, {"oa_tp": 3, "oa_pred": 3, "oa_gold": 5}]
     assert micro_f1(rows, "oa") == pytest.approx(2 * 4 / 12)
-
-
-def test_bootstrap_ci_brackets_the_mean_and_collapses_when_constant() -> None:
-    rows = [{"p_em": float(i % 2)} for i in range(40)]
-    low, high = bootstrap_ci(rows, lambda r: sum(x["p_em"] for x in r) / len(r))
-    assert low < 0.5 < high
-    assert bootstrap_ci([{"p_em": 1.0}] * 5, lambda r: r[0]["p_em"]) == (1.0, 1.0)
-    assert all(math.isnan(x) for x in bootstrap_ci([], lambda r: 0.0))
 
 
 def test_summarize_reports_means_and_token_ratio() -> None:

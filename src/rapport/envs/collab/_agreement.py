@@ -100,7 +100,7 @@ def guard_table(records: Iterable[SessionRecord]) -> Table:
             if answers:
                 stated += 1
                 differ += outcome.draft.strip() != answers[-1].strip()
-        share = round(differ / stated, 3) if stated else math.nan
+        share = round(differ / stated, 3) if stated else None  # shown as "-"
         rows.append([condition, user_turns, guarded, stated, share])
     return Table(
         title="User simulator: turns code replaced, and final draft vs the agent's last answer",

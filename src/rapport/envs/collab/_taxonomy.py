@@ -24,7 +24,7 @@ class Preference(BaseModel):
     conflicts: list[str] = Field(default_factory=list)
     """Ids of preferences that cannot be held together with this one."""
     checker: str | None = None
-    """Name of the deterministic checker in `rapport.prefs.CHECKERS`, if code can decide."""
+    """Name of the deterministic checker in `rapport.envs.collab.CHECKERS`, if code can decide."""
 
 
 class TaxonomyError(ValueError):

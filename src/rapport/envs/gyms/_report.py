@@ -6,8 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from statistics import fmean
 
-import numpy as np
-
+from rapport._stats import bootstrap_interval
 from rapport.log import Cell, RecallEvent, SessionRecord, Table
 
 from ._types import GymOutcome
@@ -44,7 +43,7 @@ def reward_table(records: Iterable[SessionRecord]) -> Table:
             if not values:
                 row.append("-")
                 continue
-            low, high = bootstrap(values)
+            low, high = bootstrap_interval(values)
             change = _change(fmean(values), base if m != BASELINE else None)
             row.append(f"{fmean(values):.3f} [{low:.3f}, {high:.3f}]{change}")
         rows.append(row)
@@ -83,7 +82,7 @@ def paired_table(records: Iterable[SessionRecord]) -> Table:
         ]
         if not diffs:
             continue
-        low, high = bootstrap(diffs)
+        low, high = bootstrap_interval(diffs)
         wins = sum(d > 1e-9 for d in diffs)
         losses = sum(d < -1e-9 for d in diffs)
         rows.append(
@@ -100,19 +99,6 @@ def paired_table(records: Iterable[SessionRecord]) -> Table:
         columns=["env", "method", "episodes", "difference", "won/tied/lost"],
         rows=rows,
     )
-
-
-def bootstrap(
-    values: Sequence[float], *, resamples: int = 2000, seed: int = 0
-) -> tuple[float, float]:
-    """A 95% percentile bootstrap interval of the mean (seeded; constant values: a point)."""
-    data = np.asarray(values, dtype=float)
-    if data.min() == data.max():
-        return float(data[0]), float(data[0])
-    picks = np.random.default_rng(seed).integers(0, data.size, size=(resamples, data.size))
-    low, high = np.quantile(data[picks].mean(axis=1), [0.025, 0.975])
-    mean = float(data.mean())
-    return min(float(low), mean), max(float(high), mean)
 
 
 def cost_table(records: Iterable[SessionRecord]) -> Table:

@@ -8,7 +8,6 @@ from ._generate import CHALLENGES, QUERY_TYPES, GenerationSettings, generate_use
 from ._loader import CallParseError, parse_call
 from ._metrics import (
     TOKEN_METHOD,
-    bootstrap_ci,
     call_counts,
     count_tokens,
     exact_match,
@@ -59,7 +58,6 @@ __all__ = [
     "MPTUser",
     "ReleaseLayoutError",
     "arguments_model",
-    "bootstrap_ci",
     "call_counts",
     "count_tokens",
     "describe",

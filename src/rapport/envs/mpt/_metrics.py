@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from rapport._stats import bootstrap_interval
+
 from ._types import MPTEvalOutcome
 
 TOKEN_METHOD = "approx: ceil(characters / 4)"
@@ -309,24 +311,6 @@ def micro_f1(rows: Sequence[Mapping[str, float]], prefix: str) -> float:
     return f1(*(sum(r.get(f"{prefix}_{k}", 0.0) for r in rows) for k in ("tp", "pred", "gold")))
 
 
-def bootstrap_ci(
-    rows: Sequence[Mapping[str, float]],
-    statistic: Callable[[Sequence[Mapping[str, float]]], float],
-    *,
-    resamples: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of a statistic over instances (resampled with replacement)."""
-    if not rows:
-        return (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(rows), size=(resamples, len(rows)))
-    values = np.array([statistic([rows[i] for i in pick]) for pick in picks])
-    tail = (1.0 - level) / 2.0
-    return (float(np.quantile(values, tail)), float(np.quantile(values, 1.0 - tail)))
-
-
 def mean_of(key: str) -> Callable[[Sequence[Mapping[str, float]]], float]:
     """A statistic: the mean of one score."""
 
@@ -351,7 +335,7 @@ def summarize(rows: Sequence[Mapping[str, float]], *, resamples: int = 1000) -> 
         ("f1", micro_of("f1")),
     ):
         out[name] = stat(rows) if rows else math.nan
-        out[f"{name}_ci"] = bootstrap_ci(rows, stat, resamples=resamples)
+        out[f"{name}_ci"] = bootstrap_interval(rows, stat, resamples=resamples)
     out["token_ratio"] = mean_of("token_ratio")(rows) if rows else math.nan
     out["valid"] = mean_of("valid")(rows) if rows else math.nan
     return out

@@ -1,5 +1,7 @@
-"""Geometry of the viewer's per-session charts (drawn as SVG by a template): a line per
-condition with its CI band, integer session ticks, and a link on every point."""
+"""Per-session charts, the one plotting path of the HTML report and the viewer: a line per
+condition with its 95% CI band, sessions numbered from 1 on the axis, a color per condition
+that is the same in every chart of a run, drawn as inline SVG (with a link on every point
+where the viewer gives one)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from markupsafe import Markup, escape
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 WIDTH, HEIGHT = 560, 260
@@ -29,7 +33,8 @@ class Dot:
 
     x: float
     y: float
-    href: str
+    href: str | None
+    """Where the point links to (None: nowhere)."""
     label: str
 
 
@@ -69,7 +74,8 @@ class Chart:
 
 
 def condition_colors(conditions: Sequence[str]) -> dict[str, str]:
-    """A color per condition, in the run's order."""
+    """A color per condition, in the run's order (every chart of a run draws a condition in
+    its color, differences included)."""
     return {c: COLORS[k % len(COLORS)] for k, c in enumerate(conditions)}
 
 
@@ -92,7 +98,7 @@ def _nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
 def chart(
     title: str,
     series: Mapping[str, Sequence[Point]],
-    href: Callable[[str, int], str],
+    href: Callable[[str, int], str] | None = None,
     *,
     zero_line: bool = False,
     colors: Mapping[str, str] | None = None,
@@ -102,7 +108,7 @@ def chart(
     Args:
         title: shown above the chart.
         series: condition -> its points.
-        href: (condition, session index) -> the link of that point.
+        href: (condition, session index) -> the link of that point (None: no links).
         zero_line: draw y = 0 (for differences).
         colors: condition -> color, so a condition keeps its color across charts
             (default: `COLORS` in the order of `series`).
@@ -133,7 +139,7 @@ def chart(
             Dot(
                 px(p.index),
                 py(p.mean),
-                href(name, p.index),
+                href(name, p.index) if href is not None else None,
                 f"{name}, session {p.index + 1}: {p.mean:.3g} "
                 f"[{p.ci_low:.3g}, {p.ci_high:.3g}], {p.users} users",
             )
@@ -150,4 +156,59 @@ def chart(
         x_ticks=[Tick(px(i), str(i + 1)) for i in range(x_min, x_max + 1, step)],
         y_ticks=[Tick(py(v), f"{v + 0.0:g}") for v in y_values],  # + 0.0: no "-0"
         zero=py(0.0) if zero_line and y_min <= 0 <= y_max else None,
+    )
+
+
+def chart_svg(drawn: Chart | None) -> Markup:
+    """A chart as an inline ``<figure>`` with its SVG and legend ("" for no chart)."""
+    if drawn is None:
+        return Markup("")
+    from ._html import environment  # the report's templates; _html imports this module
+
+    return Markup(environment().get_template("chart.svg").render(c=drawn))
+
+
+class Interval(Protocol):
+    """What an interval chart needs of an estimate."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+
+
+def interval_chart(title: str, rows: Sequence[tuple[str, Interval, str]]) -> Markup:
+    """One row per (label, estimate, colour): the mean as a dot, its CI as a bar, drawn as
+    an inline ``<figure>`` with its SVG ("" for no rows)."""
+    if not rows:
+        return Markup("")
+    label_width, row_height = 260, 22
+    height = TOP + BOTTOM + row_height * len(rows)
+    values = _nice_ticks(min(e.ci_low for _, e, _ in rows), max(e.ci_high for _, e, _ in rows))
+    low, high = values[0], values[-1]
+
+    def px(value: float) -> float:
+        return label_width + (value - low) / (high - low) * (WIDTH - label_width - RIGHT)
+
+    parts = []
+    for k, (label, e, color) in enumerate(rows):
+        y = TOP + row_height * k + row_height / 2
+        parts.append(
+            f'<text x="{label_width - 6}" y="{y + 4:.1f}" text-anchor="end" fill="#444">'
+            f"{escape(label)}</text>"
+            f'<line x1="{px(e.ci_low):.1f}" x2="{px(e.ci_high):.1f}" y1="{y:.1f}" '
+            f'y2="{y:.1f}" stroke="{escape(color)}" stroke-width="2"/>'
+            f'<circle cx="{px(e.mean):.1f}" cy="{y:.1f}" r="5" fill="{escape(color)}">'
+            f"<title>{escape(label)}: {e.mean:.3g} [{e.ci_low:.3g}, {e.ci_high:.3g}]</title>"
+            "</circle>"
+        )
+    axis = height - BOTTOM + 14
+    ticks = "".join(
+        f'<text x="{px(v):.1f}" y="{axis}" text-anchor="middle" fill="#444">{v + 0.0:g}</text>'
+        for v in values
+    )
+    return Markup(
+        f'<figure class="chart"><figcaption>{escape(title)}</figcaption>'
+        f'<svg width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" role="img" '
+        f'aria-label="{escape(title)}" font-family="system-ui, sans-serif" font-size="11">'
+        f"{''.join(parts)}{ticks}</svg></figure>"
     )

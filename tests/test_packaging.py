@@ -1,0 +1,34 @@
+"""What installing rapport brings: test-only packages stay in the test dependencies, and
+``make install`` asks for extras that exist."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+TEST_ONLY = ("pingouin",)
+"""Packages only tests use (our statistics are checked against them)."""
+
+
+def _names(requirements: list[str]) -> set[str]:
+    return {re.split(r"[<>=!~\[; ]", r, maxsplit=1)[0].lower() for r in requirements}
+
+
+def test_test_only_packages_are_test_dependencies_only() -> None:
+    extras: dict[str, list[str]] = PROJECT["optional-dependencies"]
+    for package in TEST_ONLY:
+        assert package in _names(extras["dev"])
+        assert package not in _names(PROJECT["dependencies"])
+        users = [name for name, reqs in extras.items() if name != "dev" and package in _names(reqs)]
+        assert users == [], f"{package} is in the extras {users}"
+
+
+def test_make_install_names_only_extras_that_exist() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    match = re.search(r"^EXTRAS := (.+)$", makefile, re.MULTILINE)
+    assert match is not None
+    wanted = set(match.group(1).split(","))
+    assert wanted <= set(PROJECT["optional-dependencies"]) and "dev" in wanted
