@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import tomllib
 from pathlib import Path
@@ -32,3 +33,20 @@ def test_make_install_names_only_extras_that_exist() -> None:
     assert match is not None
     wanted = set(match.group(1).split(","))
     assert wanted <= set(PROJECT["optional-dependencies"]) and "dev" in wanted
+
+
+def test_every_data_file_in_the_package_is_shipped() -> None:
+    """A template or data file that no package-data pattern names is missing from a regular
+    (non-editable) install."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = setuptools["package-data"]["*"]
+    source = ROOT / "src" / "rapport"
+    unshipped = [
+        str(p.relative_to(source))
+        for p in source.rglob("*")
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and p.suffix not in (".py", ".pyc")
+        and not any(fnmatch.fnmatch(p.name, pattern) for pattern in patterns)
+    ]
+    assert unshipped == []
