@@ -42,7 +42,7 @@ SCRIPT = textwrap.dedent(
             assert main(argv) == 0
     assert main(["report", "{tmp}/a"]) == 0
     assert main(["compare", "{tmp}/a", "{tmp}/b", "--format", "csv"]) == 0
-    assert main(["export", "{tmp}/a", "--sessions", "jsonl"]) == 0
+    assert main(["export", "{tmp}/a", "--format", "jsonl"]) == 0
     loaded = sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)
     print("heavy modules:", loaded)
     """

@@ -61,7 +61,7 @@ def test_every_row_names_its_run_so_exports_of_runs_concatenate(
     frames = []
     for run_dir in (scripted_run, other):
         out = tmp_path / f"{run_dir.name}.parquet"
-        assert main(["export", str(run_dir), "--sessions", "parquet", "--out", str(out)]) == 0
+        assert main(["export", str(run_dir), "--format", "parquet", "--out", str(out)]) == 0
         frames.append(pd.read_parquet(out))
     both = pd.concat(frames, ignore_index=True)
     assert len(both) == 12 + 4
@@ -78,7 +78,7 @@ def test_parquet_counts_are_zero_where_a_session_has_none(
     scripted_run: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "sessions.parquet"
-    assert main(["export", str(scripted_run), "--sessions", "parquet", "--out", str(out)]) == 0
+    assert main(["export", str(scripted_run), "--format", "parquet", "--out", str(out)]) == 0
     frame = pd.read_parquet(out)
     # Only reflection sessions recall, put memory in the prompt and call the memory model.
     for column in ("n_recall", "n_context", "calls_memory", "prompt_tokens_memory"):
@@ -94,7 +94,7 @@ def test_load_gives_the_export_rows_as_dataframes(scripted_run: Path, tmp_path: 
 
     tables = rapport.load(scripted_run)
     out = tmp_path / "sessions.jsonl"
-    assert main(["export", str(scripted_run), "--sessions", "jsonl", "--out", str(out)]) == 0
+    assert main(["export", str(scripted_run), "--format", "jsonl", "--out", str(out)]) == 0
     exported = pd.read_json(out, lines=True)
     assert list(tables.sessions.columns) == list(exported.columns)
     assert tables.sessions["score_UE"].tolist() == exported["score_UE"].tolist()

@@ -19,7 +19,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from rapport.report import curve_chart, delta_chart, fmt, paired_table, summary_table
+from rapport.report import chart_svg, curve_chart, delta_chart, fmt, paired_table, summary_table
 
 from ._data import RunData
 from ._memory import preference_rows, version_views
@@ -34,7 +34,7 @@ def _environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.globals.update(fmt=fmt, q=quote, root="", folder=None)
+    env.globals.update(fmt=fmt, q=quote, root="", folder=None, chart_svg=chart_svg)
     for url in (session_url, memory_url, compare_url, sessions_url):
         env.globals[url.__name__] = _under_root(url)
     return env
