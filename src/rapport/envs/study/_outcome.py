@@ -1,0 +1,36 @@
+"""What a study session produced, stored as a ``study`` outcome."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from rapport.log import BaseOutcome, GenericOutcome, SessionRecord
+
+
+class StudyOutcome(BaseOutcome):
+    """What a study session produced: the problem, the preferences, the survey."""
+
+    kind: Literal["study"] = "study"
+    study_type: str
+    problem_id: str
+    domain: str
+    problem_kind: str
+    block: int
+    """The participant's condition block (0: first)."""
+    preferences: list[str] = Field(default_factory=list)
+    ratings: dict[str, int] = Field(default_factory=dict)
+    """Survey item -> 1..5 (empty: no survey, the session failed first)."""
+    feedback: str = ""
+
+    def topic(self) -> str:
+        return f"{self.domain}: {self.problem_kind}"
+
+
+def study_outcome(record: SessionRecord) -> StudyOutcome | None:
+    """A stored session's study outcome (None for another benchmark's session)."""
+    outcome = record.outcome
+    if isinstance(outcome, GenericOutcome) and outcome.kind == "study":
+        return StudyOutcome.model_validate({"kind": "study", **outcome.data})
+    return None
