@@ -20,7 +20,6 @@ import json
 import os
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -192,7 +191,6 @@ def main() -> None:
                 "reply_ms": {"p50": _ms(tally.replies, 0.5), "p95": _ms(tally.replies, 0.95),
                              "max": _ms(tally.replies, 1.0)},
                 "wall_s": round(wall, 1),
-                "mean_page_ms": round(1000 * statistics.fmean(tally.pages), 1) if tally.pages else 0,
             },
             indent=2,
         )

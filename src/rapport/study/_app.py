@@ -192,7 +192,7 @@ class Participants:
     async def events(self, request: Request) -> Response:
         """Server-sent events: stored messages after ``after`` (agent replies as sanitized
         HTML) and the session's state, until the conversation is over or the window ends."""
-        who, _pos, key, _token = self._open(request)
+        _who, _pos, key, _token = self._open(request)
         try:
             after = int(request.query_params.get("after", "-1"))
         except ValueError:
@@ -232,7 +232,7 @@ class Participants:
         )
 
     async def answer(self, request: Request) -> Response:
-        who, pos, key, token = self._open(request)
+        who, _pos, key, token = self._open(request)
         values = await form(request, self.secret, who.participant)
         if not self.rt.db.ended(key):
             raise HTTPException(409, "end the conversation before the survey")

@@ -10,9 +10,9 @@ the episode replays the stored messages and goes on where they stop.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -21,7 +21,15 @@ from rapport.envs import SessionFailure
 from rapport.envs.study import StudyBenchmark, SurveyAnswers
 from rapport.eval import one_line, play_session, record_failure
 from rapport.llm import ModelRoles
-from rapport.log import Condition, MemoryState, MemoryVersion, SessionRecord, SessionSpec, UserSpec
+from rapport.log import (
+    Condition,
+    ExperimentConfig,
+    MemoryState,
+    MemoryVersion,
+    SessionRecord,
+    SessionSpec,
+    UserSpec,
+)
 from rapport.memory import Memory, create_memory
 from rapport.store import RunDirLock, RunStore
 
@@ -58,11 +66,8 @@ class LiveSession:
     async def wait_change(self, seen: int, timeout: float) -> int:
         """Wait until the version passes ``seen`` (or the timeout); returns the version."""
         if self.version == seen:
-            event = self.changed
-            try:
-                await asyncio.wait_for(event.wait(), timeout)
-            except TimeoutError:
-                pass
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), timeout)
         return self.version
 
 
@@ -210,12 +215,9 @@ class StudyRuntime:
             live.answers.set_result(answers)
 
 
-def build_models(config: object) -> ModelRoles:
+def build_models(config: ExperimentConfig) -> ModelRoles:
     """The model roles a study's run header names (no response cache: people never ask
     the same thing twice on purpose)."""
-    from rapport.log import ExperimentConfig
-
-    assert isinstance(config, ExperimentConfig)
     models = ModelRoles(
         config.models,
         seed=config.seed,
@@ -225,6 +227,3 @@ def build_models(config: object) -> ModelRoles:
     )
     models.check_names()
     return models
-
-
-Clock = Callable[[], float]

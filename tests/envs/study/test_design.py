@@ -10,7 +10,6 @@ import pytest
 import yaml
 
 from rapport.envs.study import (
-    SESSIONS,
     DesignError,
     StudyBenchmark,
     StudyOptions,
@@ -47,37 +46,29 @@ def test_every_shipped_problem_is_complete() -> None:
     assert all(p.text.strip() and p.title.strip() for p in problems.values())
 
 
+SETS = [
+    ["coding-debug-1", "coding-impl-1", "coding-ood-1"],
+    ["coding-debug-2", "coding-impl-2", "coding-ood-2"],
+]
+
+
+def _type(preferences: list[str], sets: list[list[str]] = SETS) -> dict[str, object]:
+    return {"study_types": [{"id": "c", "name": "C", "preferences": preferences,
+                             "problem_sets": sets}]}  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("change", "says"),
     [
         ({"colour": "blue"}, "colour: Extra inputs are not permitted"),
         ({"conditions": ["none", "none"]}, "each memory may appear once"),
         ({"conditions": ["none"]}, "conditions: List should have at least 2 items"),
-        (
-            {"study_types": [{"id": "c", "name": "C", "preferences": ["direct"],
-                              "problem_sets": [["coding-debug-1"], ["coding-impl-1"]]}]},
-            f"each problem set holds {SESSIONS} problems",
-        ),
-        (
-            {"study_types": [{"id": "c", "name": "C", "preferences": ["direct"],
-                              "problem_sets": [["coding-debug-1", "nope", "coding-ood-1"],
-                                               ["coding-debug-2", "coding-impl-2", "coding-ood-2"]]}]},
-            "unknown problem 'nope'",
-        ),
-        (
-            {"study_types": [{"id": "c", "name": "C", "preferences": ["direct", "narrative"],
-                              "problem_sets": [["coding-debug-1", "coding-impl-1", "coding-ood-1"],
-                                               ["coding-debug-2", "coding-impl-2", "coding-ood-2"]]}]},
-            "the preferences conflict",
-        ),
-        (
-            {"study_types": [{"id": "c", "name": "C", "preferences": ["telepathy"],
-                              "problem_sets": [["coding-debug-1", "coding-impl-1", "coding-ood-1"],
-                                               ["coding-debug-2", "coding-impl-2", "coding-ood-2"]]}]},
-            "unknown preference 'telepathy'",
-        ),
+        (_type(["direct"], [["coding-debug-1"], ["coding-impl-1"]]), "holds 3 problems"),
+        (_type(["direct"], [[*SETS[0][:2], "nope"], SETS[1]]), "unknown problem 'nope'"),
+        (_type(["direct", "narrative"]), "the preferences conflict"),
+        (_type(["telepathy"]), "unknown preference 'telepathy'"),
     ],
-)  # fmt: skip
+)
 def test_a_bad_design_is_refused_in_one_line(
     tmp_path: Path, change: dict[str, object], says: str
 ) -> None:
