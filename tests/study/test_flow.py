@@ -10,6 +10,7 @@ from rapport.cli import main
 from rapport.report import build_report
 from rapport.store import RunStore
 from rapport.study import StudyCreated, StudyDB, start_study_server
+from rapport.view import session_url, start_server
 
 from .helpers import NOTE, Participant, scripted_roles
 
@@ -63,6 +64,16 @@ def test_a_participant_works_through_every_session(study: StudyCreated, capsys) 
     assert len(free.rows) == 6 and ["reflection", 1, pid, "note on 1"] in free.rows
     assert main(["report", str(study.study_dir)]) == 0
     assert "study: per session, median" in capsys.readouterr().out
+    exported = study.study_dir.parent / "sessions.jsonl"
+    assert (
+        main(["export", str(study.study_dir), "--sessions", "jsonl", "--out", str(exported)]) == 0
+    )
+    assert len(exported.read_text().splitlines()) == 6
+    with start_server(study.study_dir) as url:
+        viewer = httpx.Client(base_url=url, timeout=30)
+        assert "adherence" in viewer.get("/").text
+        session = viewer.get(session_url("reflection", pid, 1))
+        assert session.status_code == 200 and "help with problem 2" in session.text
 
 
 def test_a_participant_comes_back_to_a_new_server(study: StudyCreated) -> None:

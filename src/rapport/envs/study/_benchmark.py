@@ -153,7 +153,15 @@ class StudyBenchmark(Benchmark):
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> StudyBenchmark:
-        """Build from a study's run header (its options hold the design and assignments)."""
+        """Build from a study's run header (its options hold the design and assignments).
+
+        Raises:
+            ValueError: the options hold no study (``rapport run study``).
+        """
+        if "design" not in config.options:
+            raise ValueError(
+                "the study benchmark is played by people: make one with `rapport study create`"
+            )
         return cls(StudyOptions.model_validate(config.options))
 
     def connect(self, human: HumanConnector) -> None:
