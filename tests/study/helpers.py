@@ -112,7 +112,8 @@ class Participant:
     def wait_saved(self, pos: int, tries: int = 400) -> None:
         """Until the session is in the run store (its page says complete)."""
         for _ in range(tries):
-            if "This session is complete" in self.client.get(f"{self.path}/s/{pos}").text:
+            text = self.client.get(f"{self.path}/s/{pos}").text
+            if "This session is complete" in text or "stopped on an error" in text:
                 return
             time.sleep(0.02)
         raise AssertionError(f"session {pos} was never saved")

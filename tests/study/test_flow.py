@@ -7,6 +7,7 @@ from __future__ import annotations
 import httpx
 
 from rapport.cli import main
+from rapport.llm import ModelError, Request
 from rapport.report import build_report
 from rapport.store import RunStore
 from rapport.study import StudyCreated, StudyDB, start_study_server
@@ -99,3 +100,31 @@ def test_a_participant_comes_back_to_a_new_server(study: StudyCreated) -> None:
         "started, then left",
         "back a few days later",
     ]
+
+
+def test_an_agent_that_fails_ends_its_session_and_the_participant_goes_on(
+    study: StudyCreated,
+) -> None:
+    calls = {"n": 0}
+
+    def flaky(request: Request) -> str:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise ModelError("the agent's server dropped the connection")
+        return "a reply"
+
+    with start_study_server(study.study_dir, models=scripted_roles(flaky)) as url:
+        p = Participant(httpx.Client(base_url=url, timeout=30), f"/p/{study.tokens['p01']}")
+        p.consent()
+        first = p.send(1, "one")
+        p.reply(1, first.json()["stored"])
+        p.send(1, "two")
+        p.wait_saved(1)
+        assert "stopped on an error" in p.page(1).text
+        p.play(2, ["the next session works"])
+    with RunStore.open_readonly(study.study_dir) as store:
+        failed, fine = store.session("none", "p01", 0), store.session("none", "p01", 1)
+    assert failed is not None and failed.status == "error"
+    assert [e.where for e in failed.events_of("error")] == ["agent"]
+    assert [t.text for t in failed.turns] == ["one", "a reply", "two"]
+    assert fine is not None and fine.status == "ok" and fine.scores["adherence"] == 4

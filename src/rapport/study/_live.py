@@ -175,6 +175,16 @@ class StudyRuntime:
         return live
 
     async def _play(self, live: LiveSession) -> None:
+        try:
+            await self._play_and_commit(live)
+        except Exception:
+            # play_session records every failure of the session itself; this is the store
+            # or a bug. The messages are kept: the next page load starts the session again.
+            log.exception("session %s could not be played or stored", live.key)
+            live.notify("error")
+            self.live.pop(live.key, None)
+
+    async def _play_and_commit(self, live: LiveSession) -> None:
         key = live.key
         condition = self.conditions[key.condition]
         memory = self.memories[key.condition]
