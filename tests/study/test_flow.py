@@ -63,6 +63,14 @@ def test_a_participant_works_through_every_session(study: StudyCreated, capsys) 
     assert any("free-text" in t for t in titles)
     free = next(t for t in report.tables if "free-text" in t.title)
     assert len(free.rows) == 6 and ["reflection", 1, pid, "note on 1"] in free.rows
+    # Ratings were pos % 5 + 1: reflection (sessions 1-3) got 2, 3, 4; none (4-6) got 5, 1, 2.
+    diff = next(t for t in report.tables if "memory - no memory" in t.title)
+    adherence = diff.columns.index("adherence")
+    assert [(r[1], r[2], r[adherence]) for r in diff.rows] == [
+        (1, 1, "-3.00 [-]"),
+        (2, 1, "2.00 [-]"),
+        (3, 1, "2.00 [-]"),
+    ]
     assert main(["report", str(study.study_dir)]) == 0
     assert "study: per session, median" in capsys.readouterr().out
     exported = study.study_dir.parent / "sessions.jsonl"
