@@ -3,6 +3,7 @@ nothing written."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -28,6 +29,10 @@ def test_create_prints_one_invite_per_participant(
     assert main(["study", "status", str(out)]) == 0
     status = capsys.readouterr().out
     assert "participants: 3, consented: 0" in status and "sessions 0/6" in status
+    assert main(["study", "status", str(out), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [p["participant"] for p in listed["participants"]] == ["p01", "p02", "p03"]
+    assert listed["participants"][2]["order"] == "reflection then none"
 
 
 def test_a_bad_count_is_one_line_and_exit_2(

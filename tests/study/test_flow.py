@@ -11,7 +11,7 @@ from rapport.llm import ModelError, Request
 from rapport.report import build_report
 from rapport.store import RunStore
 from rapport.study import StudyCreated, StudyDB, start_study_server
-from rapport.view import session_url, start_server
+from rapport.view import memory_url, session_url, start_server
 
 from .helpers import NOTE, Participant, scripted_roles
 
@@ -83,6 +83,9 @@ def test_a_participant_works_through_every_session(study: StudyCreated, capsys) 
         assert "adherence" in viewer.get("/").text
         session = viewer.get(session_url("reflection", pid, 1))
         assert session.status_code == 200 and "help with problem 2" in session.text
+        memory = viewer.get(memory_url("reflection", pid))
+        assert memory.status_code == 200 and NOTE in memory.text
+        assert viewer.get("/curves").status_code == 200
 
 
 def test_a_participant_comes_back_to_a_new_server(study: StudyCreated) -> None:

@@ -129,7 +129,9 @@ def handle_status(args: argparse.Namespace) -> int:
     finally:
         db.close()
     if args.json:
-        print(json.dumps({"counts": counts, "participants": rows}, default=str))
+        for r in rows:
+            r["closing"] = r["closing"].model_dump() if r["closing"] else None
+        print(json.dumps({"counts": counts, "participants": rows}))
         return 0
     print(", ".join(f"{k}: {v}" for k, v in counts.items()))
     for r in rows:
