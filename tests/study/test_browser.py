@@ -48,10 +48,18 @@ def _chat(page: Any, text: str) -> None:
 
 
 def _survey(page: Any, rating: int, feedback: str) -> None:
+    """Answer every statement with the keyboard: Tab into each radio group, arrows to the
+    rating; then the free text, and Enter on the button."""
     for item in ("adherence", "retention", "impact", "confidence"):
-        page.check(f"#{item}-{rating}")
-    page.fill("#feedback", feedback)
-    page.click("text=Save my answers")
+        _tab_to(page, f"{item}-1")
+        page.keyboard.press("Space")
+        for _ in range(rating - 1):
+            page.keyboard.press("ArrowRight")
+        assert page.is_checked(f"#{item}-{rating}")
+    _tab_to(page, "feedback")
+    page.keyboard.type(feedback)
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
 
 
 def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
