@@ -4,16 +4,20 @@ a second server (days later) read them."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
+
 import httpx
 
 from rapport.cli import main
-from rapport.llm import ModelError, Request
+from rapport.llm import ModelError, ModelRoles, Request, ScriptedAPI
 from rapport.report import build_report
 from rapport.store import RunStore
 from rapport.study import StudyCreated, StudyDB, start_study_server
 from rapport.view import memory_url, session_url, start_server
 
-from .helpers import NOTE, Participant, scripted_roles
+from .helpers import NOTE, Participant, agent_reply, memory_reply, scripted_roles
 
 
 def _first_reflection_first(study: StudyCreated) -> tuple[str, str]:
@@ -139,3 +143,39 @@ def test_an_agent_that_fails_ends_its_session_and_the_participant_goes_on(
     assert [e.where for e in failed.events_of("error")] == ["agent"]
     assert [t.text for t in failed.turns] == ["one", "a reply", "two"]
     assert fine is not None and fine.status == "ok" and fine.scores["adherence"] == 4
+
+
+def test_the_next_session_waits_while_the_memory_learns(study: StudyCreated) -> None:
+    pid, token = _first_reflection_first(study)
+    release = threading.Event()
+
+    async def slow_memory(request: Request) -> str:
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+        return memory_reply(request)
+
+    models = ModelRoles(
+        {
+            "agent": ScriptedAPI(responder=agent_reply, name="scripted/agent"),
+            "memory": ScriptedAPI(responder=slow_memory, name="scripted/memory"),
+        }
+    )
+    with start_study_server(study.study_dir, models=models) as url:
+        p = Participant(httpx.Client(base_url=url, timeout=30), f"/p/{token}")
+        p.consent()
+        sent = p.send(1, "a question")
+        p.reply(1, sent.json()["stored"])
+        p.end(1)
+        assert p.survey(1).status_code == 303
+        home = p.open().text
+        assert "Saving your last session" in home and 'http-equiv="refresh"' in home
+        assert p.client.get(f"/p/{token}/s/2").status_code == 409
+        release.set()
+        for _ in range(500):
+            if "Saving your last session" not in p.open().text:
+                break
+            time.sleep(0.02)
+        assert p.page(2).status_code == 200
+    with RunStore.open_readonly(study.study_dir) as store:
+        memory = store.latest_memory("reflection", pid)
+    assert memory is not None and [i.text for i in memory.state.items] == [NOTE]

@@ -73,13 +73,17 @@ class Participants:
         return [SessionKey(who.participant, c, i) for c in who.order for i in range(SESSIONS)]
 
     def _progress(self, who: Assignment) -> list[str]:
-        """Each session's state: done, ready (the next one), waiting (its turn has not come)."""
+        """Each session's state: done; saving (answered, its memory still learning); ready
+        (the next one); waiting (its turn has not come)."""
         states, ready = [], True
         for key in self._keys(who):
             if self.rt.stored(key) is not None:
                 states.append("done")
             elif ready:
-                states.append("ready")
+                saving = self.rt.db.survey(key) is not None
+                states.append("saving" if saving else "ready")
+                if saving:
+                    self.rt.session(key)  # after a restart, its play task finishes it
                 ready = False
             else:
                 states.append("waiting")
@@ -108,7 +112,12 @@ class Participants:
         return page(
             "home.html",
             **self._context(
-                who, token=token, parts=parts, closing=closing, all_done=states[-1] == "done"
+                who,
+                token=token,
+                parts=parts,
+                closing=closing,
+                all_done=states[-1] == "done",
+                saving="saving" in states,
             ),
         )
 
@@ -126,7 +135,7 @@ class Participants:
         if not self.rt.db.consented(who.participant):
             raise HTTPException(409, "agree to the study on its first page first")
         pos, key = self._key(who, request)
-        if self._progress(who)[pos - 1] == "waiting":
+        if self._progress(who)[pos - 1] in ("waiting", "saving"):
             raise HTTPException(409, "finish the sessions before this one first")
         return who, pos, key, request.path_params["token"]
 
