@@ -97,7 +97,10 @@ def main() -> None:
             base = f"/p/{made.tokens[who.participant]}"
             csrf = _CSRF.search(client.get(base).text).group(1)  # type: ignore[union-attr]
             client.post(f"{base}/consent", data={"csrf": csrf, "agree": "yes"})
-            sessions = [_session(client, base, pos, MESSAGES[pos - 1]) for pos in (1, 2, 3)]
+            sessions = []
+            for pos in (1, 2, 3):
+                sessions.append(_session(client, base, pos, MESSAGES[pos - 1]))
+                print(json.dumps(sessions[-1]), file=sys.stderr, flush=True)  # as it goes
         finally:
             proc.terminate()
             proc.wait(timeout=60)
