@@ -8,8 +8,8 @@ until the session was committed, and the agent's reply lengths.
 
     python benchmarks/study_reply_time.py [--model llamacpp/qwen2.5-coder-0.5b]
 
-Only one llama.cpp process should run on a machine at a time: hold a lock around it
-(``flock /tmp/rapport-llama.lock python benchmarks/study_reply_time.py``).
+Only one llama.cpp process should run on a machine at a time: hold the lock the test suite
+takes (``rapport-llama.lock`` in the temporary directory, with ``flock``) around it.
 """
 
 from __future__ import annotations
