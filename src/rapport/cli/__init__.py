@@ -31,6 +31,7 @@ COMMANDS: dict[str, str] = {
     "library": "rapport.cli._library",
     "train": "rapport.cli._train",
     "cache": "rapport.cli._cache",
+    "study": "rapport.cli._study",
 }
 
 

@@ -17,6 +17,8 @@ BENCHMARKS: dict[str, Any] = {
     "mpt": "rapport.envs.mpt:MPTBenchmark",
     "prefix": "rapport.envs.prefix:PrefixBenchmark",
     "gym": "rapport.envs.gyms:GymBenchmark",
+    # Real participants (`rapport study`); never played by `rapport run`.
+    "study": "rapport.envs.study:StudyBenchmark",
     # A zero-cost benchmark on the scripted model, for tests and harness benchmarks.
     "scripted": "rapport.envs.scripted:ScriptedBenchmark",
 }

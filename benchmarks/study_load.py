@@ -1,0 +1,201 @@
+"""Load on ``rapport study serve``: N simulated participants at once over HTTP on loopback,
+each consenting, then chatting through every session (two messages each, every reply
+awaited on the page's event stream), ending it and filling its survey, against a server in
+its own process whose agent and memory are ``scripted/auto`` (no model time).
+
+Prints one JSON object: participants, messages sent and acknowledged, errors (HTTP statuses
+other than the expected ones, and exceptions), lost (acknowledged messages or answered
+surveys missing from the study's database, or sessions missing from its run store), page
+latency (every request: p50, p95, max in ms) and reply latency (message sent -> agent reply
+seen). Stops by itself: each participant gives up at ``--deadline`` seconds.
+
+    python benchmarks/study_load.py [--participants 50] [--sessions 6] [--deadline 600]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from rapport.store import RunStore
+from rapport.study import StudyDB, create_study
+
+DESIGN = Path(__file__).parents[1] / "docs" / "study-design.yaml"
+_CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
+_URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
+ITEMS = ("adherence", "retention", "impact", "confidence")
+
+
+@dataclass
+class Tally:
+    pages: list[float] = field(default_factory=list)
+    replies: list[float] = field(default_factory=list)
+    acked: list[tuple[str, int, str]] = field(default_factory=list)
+    surveys: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+async def _timed(tally: Tally, call, *args, ok=(200, 303), **kwargs) -> httpx.Response:  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    response: httpx.Response = await call(*args, **kwargs)
+    tally.pages.append(time.perf_counter() - start)
+    if response.status_code not in ok:
+        tally.errors.append(f"{response.status_code} {args[0]}")
+    return response
+
+
+async def _reply(client: httpx.AsyncClient, path: str, after: int) -> bool:
+    async with client.stream("GET", f"{path}/events?after={after}") as stream:
+        async for line in stream.aiter_lines():
+            if line.startswith("data: ") and '"speaker": "agent"' in line:
+                return True
+    return False
+
+
+async def _session(client: httpx.AsyncClient, base: str, pos: int, csrf: str, t: Tally) -> None:
+    path = f"{base}/s/{pos}"
+    await _timed(t, client.get, path)
+    for n in range(2):
+        text = f"participant {base[-6:]} session {pos} message {n}"
+        sent = time.perf_counter()
+        r = await _timed(
+            t, client.post, f"{path}/message", data={"csrf": csrf, "text": text},
+            headers={"accept": "application/json"}, ok=(200,),
+        )  # fmt: skip
+        if r.status_code != 200:
+            return
+        t.acked.append((base, pos, text))
+        for _ in range(20):
+            if await _reply(client, path, r.json()["stored"]):
+                break
+        else:
+            t.errors.append(f"no reply {path}")
+        t.replies.append(time.perf_counter() - sent)
+    await _timed(t, client.post, f"{path}/end", data={"csrf": csrf})
+    ratings = {i: "4" for i in ITEMS}
+    await _timed(t, client.post, f"{path}/survey", data={"csrf": csrf, **ratings, "feedback": "ok"})
+    t.surveys += 1
+    for _ in range(500):
+        page = await _timed(t, client.get, path)
+        if "This session is complete" in page.text:
+            return
+        await asyncio.sleep(0.05)
+    t.errors.append(f"never saved {path}")
+
+
+async def _participant(url: str, token: str, sessions: int, t: Tally) -> None:
+    base = f"/p/{token}"
+    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+        try:
+            home = await _timed(t, client.get, base)
+            csrf = _CSRF.search(home.text).group(1)  # type: ignore[union-attr]
+            await _timed(t, client.post, f"{base}/consent", data={"csrf": csrf, "agree": "yes"})
+            for pos in range(1, sessions + 1):
+                await _session(client, base, pos, csrf, t)
+        except Exception as exc:  # counted, never fatal: the benchmark reports it
+            t.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def _server(study_dir: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rapport", "study", "serve", str(study_dir), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    found = _URL.search(proc.stderr.readline())
+    if not found:
+        proc.kill()
+        raise SystemExit("the study server did not start")
+    return proc, f"http://127.0.0.1:{found.group(1)}"
+
+
+def _lost(study_dir: Path, t: Tally, tokens: dict[str, str], sessions: int) -> int:
+    by_token = {f"/p/{v}": k for k, v in tokens.items()}
+    db = StudyDB(study_dir)
+    try:
+        stored = db.as_json()
+        counts = db.counts()
+    finally:
+        db.close()
+    texts = {m["text"] for m in json.loads(stored)["messages"]}
+    lost = sum(text not in texts for _base, _pos, text in t.acked)
+    lost += max(0, t.surveys - counts["surveys"])
+    with RunStore.open_readonly(study_dir) as store:
+        committed = store.session_count()
+    lost += max(0, len(by_token) * sessions - committed) if not t.errors else 0
+    return lost
+
+
+def _ms(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
+
+
+async def _drive(url: str, tokens: dict[str, str], sessions: int, deadline: float) -> Tally:
+    tally = Tally()
+    jobs = [_participant(url, token, sessions, tally) for token in tokens.values()]
+    try:
+        await asyncio.wait_for(asyncio.gather(*jobs), deadline)
+    except TimeoutError:
+        tally.errors.append(f"deadline of {deadline}s reached")
+    return tally
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--participants", type=int, default=50)
+    parser.add_argument("--sessions", type=int, default=6, help="sessions per participant (1-6)")
+    parser.add_argument("--deadline", type=float, default=600.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rapport-study-load-") as tmp:
+        made = create_study(
+            DESIGN, args.participants, Path(tmp) / "study", models={"all": "scripted/auto"}
+        )
+        proc, url = _server(made.study_dir)
+        started = time.perf_counter()
+        try:
+            tally = asyncio.run(_drive(url, made.tokens, args.sessions, args.deadline))
+        finally:
+            wall = time.perf_counter() - started
+            os.kill(proc.pid, signal.SIGINT)
+            proc.wait(timeout=30)
+        lost = _lost(made.study_dir, tally, made.tokens, args.sessions)
+    print(
+        json.dumps(
+            {
+                "participants": args.participants,
+                "sessions_each": args.sessions,
+                "messages": len(tally.acked),
+                "surveys": tally.surveys,
+                "requests": len(tally.pages),
+                "errors": len(tally.errors),
+                "first_errors": tally.errors[:5],
+                "lost": lost,
+                "page_ms": {"p50": _ms(tally.pages, 0.5), "p95": _ms(tally.pages, 0.95),
+                            "max": _ms(tally.pages, 1.0)},
+                "reply_ms": {"p50": _ms(tally.replies, 0.5), "p95": _ms(tally.replies, 0.95),
+                             "max": _ms(tally.replies, 1.0)},
+                "wall_s": round(wall, 1),
+            },
+            indent=2,
+        )
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

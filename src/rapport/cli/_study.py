@@ -1,0 +1,144 @@
+"""``rapport study create|serve|status``: the real-user study app."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ._config import parse_models, port_number, whole_number
+from ._errors import UsageError, directory_path
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``study`` command and its subcommands."""
+    parser = subparsers.add_parser(
+        "study",
+        help="run a study with real people: invites, sessions, surveys",
+        description="MultiSessionCollab's user study as a web app: participants work with "
+        "the agent over condition blocks of three sessions and rate each one; the sessions "
+        "land in a run store that `rapport report` and `rapport view` read.",
+    )
+    sub = parser.add_subparsers(dest="study_command", required=True, metavar="SUBCOMMAND")
+    create = sub.add_parser("create", help="make a study dir and one invite per participant")
+    create.add_argument("design", metavar="DESIGN.yaml", help="the study design file")
+    create.add_argument(
+        "--participants",
+        metavar="N",
+        type=whole_number("--participants", 1, 10_000),
+        required=True,
+        help="how many participants (assigned types and condition orders in turn)",
+    )
+    create.add_argument("--out", metavar="DIR", required=True, help="the new study dir")
+    create.add_argument(
+        "--model",
+        metavar="ROLE=SPEC",
+        action="append",
+        default=[],
+        help="model per role (agent, memory; default: the embedded model)",
+    )
+    create.set_defaults(handler=handle_create)
+    serve = sub.add_parser("serve", help="serve the study's pages")
+    serve.add_argument("study_dir", metavar="DIR")
+    serve.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
+    serve.add_argument(
+        "--port", metavar="N", type=port_number, default=8322, help="port (default 8322)"
+    )
+    serve.add_argument(
+        "--proxy-headers",
+        action="store_true",
+        help="trust X-Forwarded-* from a reverse proxy on this machine",
+    )
+    serve.set_defaults(handler=handle_serve)
+    status = sub.add_parser("status", help="who has done what")
+    status.add_argument("study_dir", metavar="DIR")
+    status.add_argument("--json", action="store_true", help="print JSON")
+    status.set_defaults(handler=handle_status)
+
+
+def handle_create(args: argparse.Namespace) -> int:
+    """Make the study dir; print the invite paths and the researcher's page."""
+    from rapport.envs.study import DesignError
+    from rapport.study import INVITES_FILE, create_study
+
+    out = directory_path("--out", args.out)
+    try:
+        made = create_study(args.design, args.participants, out, models=parse_models(args.model))
+    except DesignError as exc:
+        raise UsageError(str(exc)) from exc
+    print(f"study dir: {made.study_dir}")
+    print(f"researcher page: /r/{made.researcher_token}/")
+    print(f"invites ({len(made.tokens)}, also in {made.study_dir / INVITES_FILE}):")
+    for participant, token in made.tokens.items():
+        print(f"  {participant}  /p/{token}")
+    print(f"serve it: rapport study serve {made.study_dir}")
+    return 0
+
+
+def _runtime(study_dir: str):
+    from rapport.store import RunDirBusy, StoreError
+    from rapport.study import StudyRuntime, is_study_dir
+
+    if not is_study_dir(directory_path("DIR", study_dir)):
+        raise UsageError(f"no study found in {study_dir} (missing study.sqlite)")
+    try:
+        return StudyRuntime(study_dir)
+    except RunDirBusy as exc:
+        raise UsageError(str(exc)) from exc
+    except (FileNotFoundError, LookupError, StoreError) as exc:
+        raise UsageError(f"{study_dir}: {exc}") from exc
+
+
+def handle_serve(args: argparse.Namespace) -> int:
+    """Serve until Ctrl-C."""
+    from rapport.llm import ModelError
+    from rapport.study import bind, serve
+
+    runtime = _runtime(args.study_dir)
+    try:
+        roles = {"agent"} | {r for m in runtime.memories.values() for r in (m.roles or ())}
+        runtime.models.validate(roles)
+        sock = bind(args.host, args.port)
+    except (ModelError, OSError) as exc:
+        runtime.close()
+        raise UsageError(f"cannot serve {args.study_dir}: {exc}") from exc
+    host, port = sock.getsockname()[:2]
+    print(
+        f"rapport study: serving {args.study_dir} on http://{host}:{port}/ (Ctrl-C to stop)",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        serve(runtime, sock, proxy=args.proxy_headers)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C is how the server is stopped; everything said was committed
+    finally:
+        runtime.close()
+    return 0
+
+
+def handle_status(args: argparse.Namespace) -> int:
+    """Print each participant's progress (read-only: works while the study is served)."""
+    from rapport.study import StudyDB, is_study_dir, progress_rows
+
+    if not is_study_dir(directory_path("DIR", args.study_dir)):
+        raise UsageError(f"no study found in {args.study_dir} (missing study.sqlite)")
+    db = StudyDB(args.study_dir)
+    try:
+        rows, counts = progress_rows(args.study_dir, db), db.counts()
+    finally:
+        db.close()
+    if args.json:
+        for r in rows:
+            r["closing"] = r["closing"].model_dump() if r["closing"] else None
+        print(json.dumps({"counts": counts, "participants": rows}))
+        return 0
+    print(", ".join(f"{k}: {v}" for k, v in counts.items()))
+    for r in rows:
+        closing = "closing answered" if r["closing"] else ""
+        print(
+            f"  {r['participant']}  {r['study_type']:<8} {r['order']:<24} "
+            f"consented: {'yes' if r['consented'] else 'no ':<3}  sessions {r['done']}/{r['total']}"
+            f"  {closing}".rstrip()
+        )
+    return 0

@@ -1,0 +1,77 @@
+"""The real-user study (MultiSessionCollab's Section 7) as a benchmark: its design file,
+problems, questionnaires, the episode a participant plays, and its report tables. The web
+app that puts it in front of people is `rapport.study`."""
+
+from ._benchmark import (
+    INSTRUCTIONS,
+    HumanConnector,
+    HumanSide,
+    StudyBenchmark,
+    StudyEpisode,
+    StudyOptions,
+    StudyTask,
+)
+from ._design import (
+    MAX_MESSAGE_CHARS,
+    MAX_PARTICIPANTS,
+    SESSIONS,
+    Assignment,
+    DesignError,
+    StudyDesign,
+    StudyProblem,
+    StudyType,
+    assign,
+    load_design,
+    preference_card,
+    shipped_problems,
+)
+from ._outcome import StudyOutcome, study_outcome
+from ._survey import (
+    CLOSING_LEARNED,
+    CLOSING_PREFERRED,
+    ITEM_IDS,
+    MAX_FEEDBACK_CHARS,
+    SCALE,
+    SURVEY_ITEMS,
+    ClosingAnswers,
+    SurveyAnswers,
+    SurveyItem,
+)
+from ._tables import free_text_table, mean_ci, memory_difference_table, survey_table
+
+__all__ = [
+    "CLOSING_LEARNED",
+    "CLOSING_PREFERRED",
+    "INSTRUCTIONS",
+    "ITEM_IDS",
+    "MAX_FEEDBACK_CHARS",
+    "MAX_MESSAGE_CHARS",
+    "MAX_PARTICIPANTS",
+    "SCALE",
+    "SESSIONS",
+    "SURVEY_ITEMS",
+    "Assignment",
+    "ClosingAnswers",
+    "DesignError",
+    "HumanConnector",
+    "HumanSide",
+    "StudyBenchmark",
+    "StudyDesign",
+    "StudyEpisode",
+    "StudyOptions",
+    "StudyOutcome",
+    "StudyProblem",
+    "StudyTask",
+    "StudyType",
+    "SurveyAnswers",
+    "SurveyItem",
+    "assign",
+    "free_text_table",
+    "load_design",
+    "mean_ci",
+    "memory_difference_table",
+    "preference_card",
+    "shipped_problems",
+    "study_outcome",
+    "survey_table",
+]

@@ -1,0 +1,188 @@
+"""A real-user study's design: study types, their problems, the preferences participants
+adopt, the memory conditions, and how participants are assigned (counterbalanced)."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import random
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..collab import Preference, load_taxonomy
+
+SESSIONS = 3
+"""Sessions per condition block, as in MultiSessionCollab's user study."""
+
+MAX_MESSAGE_CHARS = 4000
+MAX_PARTICIPANTS = 10_000
+
+
+class DesignError(ValueError):
+    """A study design that cannot be used (one line saying what and where)."""
+
+
+class StudyProblem(BaseModel):
+    """One problem a participant works on with the agent in one session."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9_.-]+$")
+    domain: Literal["coding", "writing", "maths"]
+    kind: str = Field(min_length=1, max_length=80)
+    """debugging, implementation, object-oriented design, creative writing, word problem ..."""
+    title: str = Field(min_length=1, max_length=200)
+    text: str = Field(min_length=1, max_length=20_000)
+    """The problem in Markdown, as participant and agent see it."""
+
+
+class StudyType(BaseModel):
+    """One of the study's types (the paper's: single-domain coding, mixed domains)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_-]+$")
+    name: str = Field(min_length=1, max_length=200)
+    problem_sets: list[list[str]] = Field(min_length=1)
+    """One set of ``SESSIONS`` problem ids per condition block, played in this order."""
+    preferences: list[str] = Field(default_factory=list)
+    """Preference ids (collab taxonomy) every participant of this type adopts."""
+    draw_preferences: int = Field(default=0, ge=0, le=6)
+    """Instead: draw this many compatible preferences per participant, one per category."""
+
+    @model_validator(mode="after")
+    def _one_way_to_choose(self) -> StudyType:
+        if bool(self.preferences) == bool(self.draw_preferences):
+            raise ValueError("give either preferences or draw_preferences")
+        return self
+
+
+class StudyDesign(BaseModel):
+    """A study design file (YAML), validated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str = Field(min_length=1, max_length=200)
+    consent: str = Field(min_length=1, max_length=20_000)
+    """What participants read and agree to before the first session (Markdown)."""
+    conditions: list[str] = Field(default_factory=lambda: ["none", "reflection"], min_length=2)
+    """Memory methods, one condition block each; ``none`` is the no-memory baseline."""
+    study_types: list[StudyType] = Field(min_length=1)
+    problems: list[StudyProblem] = Field(default_factory=list)
+    """Problems of the design's own, beside the shipped ones (same ids replace them)."""
+    max_message_chars: int = Field(default=MAX_MESSAGE_CHARS, ge=10, le=20_000)
+    seed: int = Field(default=0, ge=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> StudyDesign:
+        if len(set(self.conditions)) != len(self.conditions):
+            raise ValueError("conditions: each memory may appear once")
+        if len({t.id for t in self.study_types}) != len(self.study_types):
+            raise ValueError("study_types: duplicate id")
+        bank = self.problem_bank()
+        taxonomy = load_taxonomy("collab")
+        for t in self.study_types:
+            where = f"study_types.{t.id}"
+            if len(t.problem_sets) != len(self.conditions):
+                raise ValueError(f"{where}: one problem set per condition is needed")
+            for problems in t.problem_sets:
+                if len(problems) != SESSIONS:
+                    raise ValueError(f"{where}: each problem set holds {SESSIONS} problems")
+                missing = [p for p in problems if p not in bank]
+                if missing:
+                    raise ValueError(f"{where}: unknown problem '{missing[0]}'")
+            unknown = [p for p in t.preferences if p not in taxonomy]
+            if unknown:
+                raise ValueError(f"{where}: unknown preference '{unknown[0]}'")
+            if t.preferences and not taxonomy.compatible(t.preferences):
+                raise ValueError(f"{where}: the preferences conflict with each other")
+        return self
+
+    def problem_bank(self) -> dict[str, StudyProblem]:
+        """Every problem the design can use: the shipped ones, then its own."""
+        return {**shipped_problems(), **{p.id: p for p in self.problems}}
+
+    def study_type(self, id: str) -> StudyType:
+        """The study type with this id (KeyError when there is none)."""
+        return next(t for t in self.study_types if t.id == id)
+
+    def condition_orders(self) -> list[list[str]]:
+        """Every order of the conditions, for counterbalancing."""
+        return [list(order) for order in itertools.permutations(self.conditions)]
+
+
+class Assignment(BaseModel):
+    """What one participant does: a study type, the condition order, the preferences."""
+
+    participant: str
+    study_type: str
+    order: list[str]
+    """The conditions in the order the participant meets them, one block each."""
+    preferences: list[str]
+
+
+def assign(design: StudyDesign, n: int) -> list[Assignment]:
+    """`n` participants, counterbalanced: every (study type, condition order) pair in turn,
+    so types and orders are balanced as n grows; drawn preferences come from the seed."""
+    pairs = [(t, o) for o in design.condition_orders() for t in design.study_types]
+    taxonomy = load_taxonomy("collab")
+    width = max(2, len(str(n)))
+    out = []
+    for i in range(n):
+        study_type, order = pairs[i % len(pairs)]
+        prefs = list(study_type.preferences)
+        if not prefs:
+            rng = random.Random(f"{design.seed}:{i}")
+            drawn = taxonomy.sample_across_categories(rng, study_type.draw_preferences)
+            prefs = [p.id for p in drawn]
+        out.append(
+            Assignment(
+                participant=f"p{i + 1:0{width}d}",
+                study_type=study_type.id,
+                order=order,
+                preferences=prefs,
+            )
+        )
+    return out
+
+
+def preference_card(ids: list[str]) -> list[Preference]:
+    """The preferences a participant adopts, as the card shows them."""
+    taxonomy = load_taxonomy("collab")
+    return [taxonomy.get(i) for i in ids]
+
+
+@functools.cache
+def shipped_problems() -> dict[str, StudyProblem]:
+    """The problems shipped with rapport (package data)."""
+    text = (resources.files("rapport.envs.study") / "problems.yaml").read_text(encoding="utf-8")
+    raw = yaml.safe_load(text)
+    return {p.id: p for p in (StudyProblem.model_validate(x) for x in raw["problems"])}
+
+
+def load_design(path: str | Path) -> StudyDesign:
+    """Read and check a design file.
+
+    Raises:
+        DesignError: one line naming the file and what is wrong.
+    """
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DesignError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise DesignError(f"{path}: not valid YAML ({' '.join(str(exc).split())[:200]})") from exc
+    if not isinstance(raw, dict):
+        raise DesignError(f"{path}: a study design is a mapping (title, consent, study_types ...)")
+    try:
+        return StudyDesign.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        msg = first["msg"].removeprefix("Value error, ")
+        raise DesignError(f"{path}: {loc + ': ' if loc else ''}{msg}") from None

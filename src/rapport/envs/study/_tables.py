@@ -1,0 +1,109 @@
+"""The study's report tables (the paper's Table 5 and Figure 10, as numbers): each survey
+item per session and condition (median; mean with a 95% bootstrap CI), the memory minus
+no-memory difference per session paired by participant, and the free text per session."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+
+from rapport.log import Cell, SessionRecord, Table
+
+from ._outcome import study_outcome
+from ._survey import ITEM_IDS
+
+METRICS = ("length", *ITEM_IDS)
+
+
+def mean_ci(values: Sequence[float], *, seed: int = 0, resamples: int = 2000) -> str:
+    """``mean [low, high]``: the mean with a 95% percentile bootstrap CI."""
+    if not values:
+        return "-"
+    data = np.asarray(values, dtype=float)
+    if len(data) == 1:
+        return f"{data[0]:.2f} [-]"
+    rng = np.random.default_rng(seed)
+    means = rng.choice(data, size=(resamples, len(data)), replace=True).mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return f"{data.mean():.2f} [{low:.2f}, {high:.2f}]"
+
+
+def _cell(values: list[float]) -> str:
+    if not values:
+        return "-"
+    return f"{statistics.median(values):g}; {mean_ci(values)}"
+
+
+def _done(records: Sequence[SessionRecord]) -> list[SessionRecord]:
+    return [r for r in records if r.status == "ok"]
+
+
+def _order(records: Sequence[SessionRecord]) -> list[str]:
+    return list(dict.fromkeys(r.condition for r in records))
+
+
+def survey_table(records: Sequence[SessionRecord]) -> Table:
+    """Condition x session: participants, then each metric's median; mean [95% CI]."""
+    groups: dict[tuple[str, int], list[SessionRecord]] = defaultdict(list)
+    for r in _done(records):
+        groups[(r.condition, r.index)].append(r)
+    order = _order(records)
+    rows: list[list[Cell]] = []
+    for (condition, index), group in sorted(
+        groups.items(), key=lambda g: (order.index(g[0][0]), g[0][1])
+    ):
+        cells: list[Cell] = [condition, index + 1, len(group)]
+        cells += [_cell([r.scores[m] for r in group if m in r.scores]) for m in METRICS]
+        rows.append(cells)
+    return Table(
+        title="study: per session, median; mean [95% CI] (ratings 1-5, length in messages)",
+        columns=["condition", "session", "participants", *METRICS],
+        rows=rows,
+    )
+
+
+def memory_difference_table(records: Sequence[SessionRecord]) -> list[Table]:
+    """Per memory condition and session: its score minus the same participant's score at
+    the same session without memory, mean [95% CI] over participants."""
+    conditions = _order(records)
+    if "none" not in conditions or len(conditions) < 2:
+        return []
+    scores = {(r.condition, r.user_id, r.index): r.scores for r in _done(records)}
+    rows: list[list[Cell]] = []
+    for condition in (c for c in conditions if c != "none"):
+        for index in sorted({i for (c, _, i) in scores if c == condition}):
+            pairs = [
+                (s, scores[("none", u, i)])
+                for (c, u, i), s in scores.items()
+                if c == condition and i == index and ("none", u, i) in scores
+            ]
+            cells: list[Cell] = [condition, index + 1, len(pairs)]
+            for m in METRICS:
+                diffs = [a[m] - b[m] for a, b in pairs if m in a and m in b]
+                cells.append(mean_ci(diffs))
+            rows.append(cells)
+    return [
+        Table(
+            title="study: memory - no memory, per session, paired by participant (mean [95% CI])",
+            columns=["condition", "session", "pairs", *METRICS],
+            rows=rows,
+        )
+    ]
+
+
+def free_text_table(records: Sequence[SessionRecord]) -> Table:
+    """Every participant's free-text feedback, by condition and session."""
+    rows: list[list[Cell]] = []
+    order = _order(records)
+    for r in sorted(records, key=lambda r: (order.index(r.condition), r.index, r.user_id)):
+        outcome = study_outcome(r)
+        if outcome is not None and outcome.feedback.strip():
+            rows.append([r.condition, r.index + 1, r.user_id, " ".join(outcome.feedback.split())])
+    return Table(
+        title="study: free-text feedback per session",
+        columns=["condition", "session", "participant", "feedback"],
+        rows=rows,
+    )

@@ -1,0 +1,45 @@
+"""``rapport study``: the real-user study app (MultiSessionCollab's Section 7). Participants
+open an invite link, consent, read their preference card, work through condition blocks of
+three sessions with the agent, and rate each session; every session lands in the same run
+store as a simulated one, so ``rapport report`` and ``rapport view`` read it."""
+
+from ._app import create_app
+from ._create import (
+    INVITES_FILE,
+    RESEARCHER_FILE,
+    StudyCreated,
+    create_study,
+    is_study_dir,
+    study_config,
+)
+from ._db import STUDY_FILE, SessionKey, StudyDB, TurnOrderError
+from ._guard import MAX_BODY, csrf_token
+from ._live import LiveSession, StudyRuntime, build_models
+from ._render import render_markdown
+from ._researcher import progress_rows
+from ._serve import HOST, bind, serve, start_study_server
+
+__all__ = [
+    "HOST",
+    "INVITES_FILE",
+    "MAX_BODY",
+    "RESEARCHER_FILE",
+    "STUDY_FILE",
+    "LiveSession",
+    "SessionKey",
+    "StudyCreated",
+    "StudyDB",
+    "StudyRuntime",
+    "TurnOrderError",
+    "bind",
+    "build_models",
+    "create_app",
+    "create_study",
+    "csrf_token",
+    "is_study_dir",
+    "progress_rows",
+    "render_markdown",
+    "serve",
+    "start_study_server",
+    "study_config",
+]

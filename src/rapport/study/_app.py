@@ -1,0 +1,323 @@
+"""The study's web app (Starlette + Jinja2): a participant's invite, consent, preference
+card, sessions and surveys, the closing questionnaire; the researcher's pages.
+
+A participant is known only by the unguessable token in their invite link and reaches only
+their own sessions; researcher pages need the researcher's token. Every POST carries a CSRF
+token, and every message and answer is committed before the page is told it was received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from importlib import resources
+from typing import Any
+
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import (
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+from starlette.routing import Route
+
+from rapport.envs.study import (
+    ITEM_IDS,
+    SESSIONS,
+    Assignment,
+    ClosingAnswers,
+    SurveyAnswers,
+    preference_card,
+)
+from rapport.eval import one_line
+
+from ._db import SessionKey, TurnOrderError
+from ._guard import Guard, csrf_token, form
+from ._live import StudyRuntime
+from ._pages import page
+from ._render import render_markdown
+from ._researcher import researcher_routes
+
+EVENT_WINDOW_S = 300.0
+"""How long one event stream stays open (the page's EventSource reconnects)."""
+
+
+class Participants:
+    """The participant's pages."""
+
+    def __init__(self, runtime: StudyRuntime) -> None:
+        self.rt = runtime
+        self.secret = runtime.db.secret()
+        self.design = runtime.benchmark.design
+
+    def _who(self, request: Request) -> Assignment:
+        found = self.rt.db.participant_by_token(request.path_params["token"])
+        if found is None:
+            raise HTTPException(404, "this invite link is not valid")
+        return found
+
+    def _key(self, who: Assignment, request: Request) -> tuple[int, SessionKey]:
+        pos = int(request.path_params["pos"])
+        if not 1 <= pos <= len(who.order) * SESSIONS:
+            raise HTTPException(404, "no such session")
+        block, index = divmod(pos - 1, SESSIONS)
+        return pos, SessionKey(who.participant, who.order[block], index)
+
+    def _keys(self, who: Assignment) -> list[SessionKey]:
+        return [SessionKey(who.participant, c, i) for c in who.order for i in range(SESSIONS)]
+
+    def _progress(self, who: Assignment) -> list[str]:
+        """Each session's state: done; saving (answered, its memory still learning); ready
+        (the next one); waiting (its turn has not come)."""
+        states, ready = [], True
+        for key in self._keys(who):
+            if self.rt.stored(key) is not None:
+                states.append("done")
+            elif ready:
+                saving = self.rt.db.survey(key) is not None
+                states.append("saving" if saving else "ready")
+                if saving:
+                    self.rt.session(key)  # after a restart, its play task finishes it
+                ready = False
+            else:
+                states.append("waiting")
+        return states
+
+    def _context(self, who: Assignment, **extra: Any) -> dict[str, Any]:
+        return {
+            "who": who,
+            "csrf": csrf_token(self.secret, who.participant),
+            "title": self.design.title,
+            "prefs": preference_card(who.preferences),
+            **extra,
+        }
+
+    async def home(self, request: Request) -> Response:
+        who = self._who(request)
+        token = request.path_params["token"]
+        if not self.rt.db.consented(who.participant):
+            return page(
+                "consent.html",
+                **self._context(who, token=token, consent=self.design.consent),
+            )
+        states = self._progress(who)
+        parts = [states[b * SESSIONS : (b + 1) * SESSIONS] for b in range(len(who.order))]
+        closing = self.rt.db.closing(who.participant)
+        return page(
+            "home.html",
+            **self._context(
+                who,
+                token=token,
+                parts=parts,
+                closing=closing,
+                all_done=states[-1] == "done",
+                saving="saving" in states,
+            ),
+        )
+
+    async def consent(self, request: Request) -> Response:
+        who = self._who(request)
+        values = await form(request, self.secret, who.participant)
+        if values.get("agree") != "yes":
+            raise HTTPException(400, "tick the box to agree before starting")
+        self.rt.db.consent(who.participant)
+        return RedirectResponse(f"/p/{request.path_params['token']}", status_code=303)
+
+    def _open(self, request: Request) -> tuple[Assignment, int, SessionKey, str]:
+        """The participant, the session position and key; 409 when its turn has not come."""
+        who = self._who(request)
+        if not self.rt.db.consented(who.participant):
+            raise HTTPException(409, "agree to the study on its first page first")
+        pos, key = self._key(who, request)
+        if self._progress(who)[pos - 1] in ("waiting", "saving"):
+            raise HTTPException(409, "finish the sessions before this one first")
+        return who, pos, key, request.path_params["token"]
+
+    async def session(self, request: Request) -> Response:
+        who, pos, key, token = self._open(request)
+        stored = self.rt.stored(key)
+        state = "done" if stored is not None else self.rt.session(key).state
+        if state == "survey":
+            return RedirectResponse(f"/p/{token}/s/{pos}/survey", status_code=303)
+        spec = self.rt.benchmark.block_sessions(who.participant, key.condition)[key.index]
+        problem = self.design.problem_bank()[spec.id]
+        messages = self.rt.db.messages(key)
+        return page(
+            "session.html",
+            **self._context(
+                who,
+                token=token,
+                pos=pos,
+                part=pos // SESSIONS + (pos % SESSIONS > 0),
+                number=key.index + 1,
+                problem=problem,
+                messages=messages,
+                state=state,
+                error=stored is not None and stored.status == "error",
+                max_chars=self.design.max_message_chars,
+                ended=self.rt.db.ended(key),
+            ),
+        )
+
+    async def message(self, request: Request) -> Response:
+        who, pos, key, token = self._open(request)
+        values = await form(request, self.secret, who.participant)
+        text = values.get("text", "").strip()
+        if not text:
+            raise HTTPException(400, "write a message first")
+        if len(text) > self.design.max_message_chars:
+            raise HTTPException(
+                400, f"messages are at most {self.design.max_message_chars} characters"
+            )
+        if self.rt.stored(key) is not None:
+            raise HTTPException(409, "this session is over")
+        live = self.rt.session(key)
+        try:
+            seq = self.rt.db.add_message(key, "user", text)
+        except TurnOrderError as exc:
+            raise HTTPException(409, str(exc)) from None
+        live.inbox.put_nowait(text)
+        live.notify("thinking")
+        if "application/json" in request.headers.get("accept", ""):
+            return JSONResponse({"stored": seq})
+        return RedirectResponse(f"/p/{token}/s/{pos}#m{seq}", status_code=303)
+
+    async def end(self, request: Request) -> Response:
+        who, pos, key, token = self._open(request)
+        await form(request, self.secret, who.participant)
+        if self.rt.stored(key) is None:
+            live = self.rt.session(key)
+            if not self.rt.db.ended(key):
+                self.rt.db.end(key)
+                live.inbox.put_nowait(None)
+        return RedirectResponse(f"/p/{token}/s/{pos}/survey", status_code=303)
+
+    async def events(self, request: Request) -> Response:
+        """Server-sent events: stored messages after ``after`` (agent replies as sanitized
+        HTML) and the session's state, until the conversation is over or the window ends."""
+        _who, _pos, key, _token = self._open(request)
+        try:
+            after = int(request.query_params.get("after", "-1"))
+        except ValueError:
+            raise HTTPException(400, "after must be a whole number") from None
+        return StreamingResponse(
+            self._stream(key, after),
+            media_type="text/event-stream",
+            headers={"x-accel-buffering": "no"},
+        )
+
+    async def _stream(self, key: SessionKey, after: int) -> AsyncIterator[str]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + EVENT_WINDOW_S
+        seen = -1
+        while loop.time() < deadline:
+            for m in self.rt.db.messages(key):
+                if m.seq > after:
+                    html = render_markdown(m.text) if m.speaker == "agent" else None
+                    body = {"seq": m.seq, "speaker": m.speaker, "text": m.text, "html": html}
+                    yield f"event: message\ndata: {json.dumps(body)}\n\n"
+                    after = m.seq
+            live = self.rt.live.get(key)
+            state = live.state if live is not None else "done"
+            yield f"event: state\ndata: {json.dumps(state)}\n\n"
+            if live is None or state != "thinking":
+                return
+            seen = await live.wait_change(live.version if seen == -1 else seen, 15.0)
+
+    async def survey(self, request: Request) -> Response:
+        who, pos, key, token = self._open(request)
+        if not self.rt.db.ended(key) and self.rt.stored(key) is None:
+            return RedirectResponse(f"/p/{token}/s/{pos}", status_code=303)
+        answered = self.rt.db.survey(key)
+        return page(
+            "survey.html",
+            **self._context(who, token=token, pos=pos, number=key.index + 1, answered=answered),
+        )
+
+    async def answer(self, request: Request) -> Response:
+        who, _pos, key, token = self._open(request)
+        values = await form(request, self.secret, who.participant)
+        if not self.rt.db.ended(key):
+            raise HTTPException(409, "end the conversation before the survey")
+        try:
+            answers = SurveyAnswers(
+                ratings={i: int(values.get(i, "0") or 0) for i in ITEM_IDS},
+                feedback=values.get("feedback", "").strip(),
+            )
+        except (ValidationError, ValueError) as exc:
+            raise HTTPException(400, one_line(exc)) from None
+        self.rt.db.put_survey(key, answers)
+        if self.rt.stored(key) is None:
+            self.rt.session(key)
+            self.rt.submit_survey(key, answers)
+        return RedirectResponse(f"/p/{token}", status_code=303)
+
+    async def closing(self, request: Request) -> Response:
+        who = self._who(request)
+        token = request.path_params["token"]
+        if self._progress(who)[-1] != "done":
+            raise HTTPException(409, "the closing questions come after the last session")
+        if request.method == "GET":
+            return page(
+                "closing.html",
+                **self._context(who, token=token, answered=self.rt.db.closing(who.participant)),
+            )
+        values = await form(request, self.secret, who.participant)
+        try:
+            answers = ClosingAnswers(
+                preferred=values.get("preferred", ""),  # type: ignore[arg-type]
+                learned=int(values.get("learned", "0") or 0),
+                comments=values.get("comments", "").strip(),
+            )
+        except (ValidationError, ValueError) as exc:
+            raise HTTPException(400, one_line(exc)) from None
+        self.rt.db.close_study(who.participant, answers)
+        return RedirectResponse(f"/p/{token}/closing", status_code=303)
+
+
+async def _error(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    detail = exc.detail if isinstance(exc, HTTPException) else "server error"
+    if "application/json" in request.headers.get("accept", ""):
+        return JSONResponse({"error": detail}, status_code=status)
+    return page("error.html", status=status, status_code=status, detail=detail)
+
+
+async def _asset(request: Request) -> Response:
+    name = request.path_params["name"]
+    kinds = {"style.css": "text/css", "study.js": "text/javascript"}
+    if name not in kinds:
+        raise HTTPException(404, "no such file")
+    text = resources.files("rapport.study").joinpath(f"templates/{name}").read_text()
+    return Response(text, media_type=kinds[name], headers={"cache-control": "no-cache"})
+
+
+def create_app(runtime: StudyRuntime) -> Starlette:
+    """The study app over a served study dir."""
+    p = Participants(runtime)
+    routes = [
+        Route("/p/{token}", p.home),
+        Route("/p/{token}/consent", p.consent, methods=["POST"]),
+        Route("/p/{token}/s/{pos:int}", p.session),
+        Route("/p/{token}/s/{pos:int}/message", p.message, methods=["POST"]),
+        Route("/p/{token}/s/{pos:int}/end", p.end, methods=["POST"]),
+        Route("/p/{token}/s/{pos:int}/events", p.events),
+        Route("/p/{token}/s/{pos:int}/survey", p.survey),
+        Route("/p/{token}/s/{pos:int}/survey", p.answer, methods=["POST"]),
+        Route("/p/{token}/closing", p.closing, methods=["GET", "POST"]),
+        Route("/static/{name}", _asset),
+        *researcher_routes(runtime),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(Guard)],
+        exception_handlers={HTTPException: _error, Exception: _error},
+    )
+    app.state.runtime = runtime
+    return app

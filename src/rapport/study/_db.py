@@ -1,0 +1,290 @@
+"""What participants say and answer, in ``study.sqlite`` beside the run store.
+
+Every write is its own committed transaction (WAL, ``synchronous=FULL``) before the caller
+acknowledges it, so a killed server loses nothing it said it received. Tokens are kept as
+SHA-256 digests only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from rapport.envs.study import Assignment, ClosingAnswers, SurveyAnswers
+
+STUDY_FILE = "study.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS participants (
+  id TEXT PRIMARY KEY, token_hash TEXT UNIQUE NOT NULL, position INTEGER NOT NULL,
+  assignment TEXT NOT NULL, consented_at REAL, closing TEXT, closed_at REAL);
+CREATE TABLE IF NOT EXISTS messages (
+  participant TEXT NOT NULL, condition TEXT NOT NULL, idx INTEGER NOT NULL, seq INTEGER NOT NULL,
+  speaker TEXT NOT NULL, text TEXT NOT NULL, at REAL NOT NULL,
+  PRIMARY KEY (participant, condition, idx, seq));
+CREATE TABLE IF NOT EXISTS ended (
+  participant TEXT NOT NULL, condition TEXT NOT NULL, idx INTEGER NOT NULL, at REAL NOT NULL,
+  PRIMARY KEY (participant, condition, idx));
+CREATE TABLE IF NOT EXISTS surveys (
+  participant TEXT NOT NULL, condition TEXT NOT NULL, idx INTEGER NOT NULL,
+  answers TEXT NOT NULL, at REAL NOT NULL, PRIMARY KEY (participant, condition, idx));
+"""
+
+Speaker = Literal["user", "agent"]
+
+
+class TurnOrderError(ValueError):
+    """A participant message while the agent's reply is still pending (or after the end)."""
+
+
+@dataclass(frozen=True)
+class SessionKey:
+    """One session of one participant: the condition block and the index in it."""
+
+    participant: str
+    condition: str
+    index: int
+
+
+@dataclass(frozen=True)
+class StoredMessage:
+    seq: int
+    speaker: Speaker
+    text: str
+    at: float
+
+
+def digest(token: str) -> str:
+    """The stored form of a token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def new_token() -> str:
+    """An unguessable URL-safe token (192 bits)."""
+    return secrets.token_urlsafe(24)
+
+
+class StudyDB:
+    """The participants' side of a study dir.
+
+    Args:
+        study_dir: the study dir.
+        create: create ``study.sqlite`` when missing (else FileNotFoundError).
+    """
+
+    def __init__(self, study_dir: str | Path, *, create: bool = False) -> None:
+        self.path = Path(study_dir) / STUDY_FILE
+        if not create and not self.path.is_file():
+            raise FileNotFoundError(f"no study found in {study_dir} (missing {STUDY_FILE})")
+        self._conn = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=30.0
+        )
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.execute("PRAGMA busy_timeout=30000")
+        self._conn.executescript(_SCHEMA)
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    # --- set-up ---------------------------------------------------------------------------
+
+    def initialise(self, assignments: list[Assignment]) -> tuple[str, dict[str, str]]:
+        """Store the participants with fresh tokens; returns (researcher token,
+        participant -> token). Only the digests are kept."""
+        researcher = new_token()
+        tokens = {a.participant: new_token() for a in assignments}
+        with self._write() as conn:
+            conn.execute("INSERT INTO meta VALUES ('researcher', ?)", (digest(researcher),))
+            conn.execute("INSERT INTO meta VALUES ('csrf_secret', ?)", (secrets.token_hex(32),))
+            conn.executemany(
+                "INSERT INTO participants (id, token_hash, position, assignment) VALUES (?,?,?,?)",
+                [
+                    (a.participant, digest(tokens[a.participant]), i, a.model_dump_json())
+                    for i, a in enumerate(assignments)
+                ],
+            )
+        return researcher, tokens
+
+    def secret(self) -> bytes:
+        """The key CSRF tokens are derived with."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key='csrf_secret'").fetchone()
+        return bytes.fromhex(row["value"])
+
+    def is_researcher(self, token: str) -> bool:
+        """Whether a token is the researcher's."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key='researcher'").fetchone()
+        return row is not None and hmac.compare_digest(row["value"], digest(token))
+
+    # --- participants ---------------------------------------------------------------------
+
+    def participant_by_token(self, token: str) -> Assignment | None:
+        """The participant an invite token belongs to (None: no one)."""
+        if not token or len(token) > 100:
+            return None
+        row = self._conn.execute(
+            "SELECT assignment FROM participants WHERE token_hash=?", (digest(token),)
+        ).fetchone()
+        return Assignment.model_validate_json(row["assignment"]) if row else None
+
+    def assignments(self) -> list[Assignment]:
+        """Every participant, in order."""
+        rows = self._conn.execute("SELECT assignment FROM participants ORDER BY position")
+        return [Assignment.model_validate_json(r["assignment"]) for r in rows]
+
+    def consent(self, participant: str) -> None:
+        """Record consent (the first time only)."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE participants SET consented_at=? WHERE id=? AND consented_at IS NULL",
+                (time.time(), participant),
+            )
+
+    def consented(self, participant: str) -> bool:
+        row = self._conn.execute(
+            "SELECT consented_at FROM participants WHERE id=?", (participant,)
+        ).fetchone()
+        return row is not None and row["consented_at"] is not None
+
+    def close_study(self, participant: str, answers: ClosingAnswers) -> None:
+        """Store the closing questionnaire (the first answers stay)."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE participants SET closing=?, closed_at=? WHERE id=? AND closing IS NULL",
+                (answers.model_dump_json(), time.time(), participant),
+            )
+
+    def closing(self, participant: str) -> ClosingAnswers | None:
+        row = self._conn.execute(
+            "SELECT closing FROM participants WHERE id=?", (participant,)
+        ).fetchone()
+        return (
+            ClosingAnswers.model_validate_json(row["closing"]) if row and row["closing"] else None
+        )
+
+    # --- sessions -------------------------------------------------------------------------
+
+    def messages(self, key: SessionKey) -> list[StoredMessage]:
+        """A session's messages, in order."""
+        rows = self._conn.execute(
+            "SELECT seq, speaker, text, at FROM messages WHERE participant=? AND condition=? "
+            "AND idx=? ORDER BY seq",
+            (key.participant, key.condition, key.index),
+        )
+        return [StoredMessage(r["seq"], r["speaker"], r["text"], r["at"]) for r in rows]
+
+    def add_message(self, key: SessionKey, speaker: Speaker, text: str) -> int:
+        """Append and commit a message; returns its position.
+
+        Raises:
+            TurnOrderError: a participant message while a reply is pending or after the end.
+        """
+        with self._write() as conn:
+            params = (key.participant, key.condition, key.index)
+            last = conn.execute(
+                "SELECT seq, speaker FROM messages WHERE participant=? AND condition=? AND idx=? "
+                "ORDER BY seq DESC LIMIT 1",
+                params,
+            ).fetchone()
+            if speaker == "user":
+                if last is not None and last["speaker"] == "user":
+                    raise TurnOrderError("wait for the assistant's reply before writing again")
+                if self._ended(conn, key):
+                    raise TurnOrderError("this session is over")
+            seq = 0 if last is None else last["seq"] + 1
+            conn.execute(
+                "INSERT INTO messages VALUES (?,?,?,?,?,?,?)",
+                (*params, seq, speaker, text, time.time()),
+            )
+        return seq
+
+    @staticmethod
+    def _ended(conn: sqlite3.Connection, key: SessionKey) -> bool:
+        return (
+            conn.execute(
+                "SELECT 1 FROM ended WHERE participant=? AND condition=? AND idx=?",
+                (key.participant, key.condition, key.index),
+            ).fetchone()
+            is not None
+        )
+
+    def end(self, key: SessionKey) -> None:
+        """Record that the participant ended the conversation."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO ended VALUES (?,?,?,?)",
+                (key.participant, key.condition, key.index, time.time()),
+            )
+
+    def ended(self, key: SessionKey) -> bool:
+        return self._ended(self._conn, key)
+
+    def put_survey(self, key: SessionKey, answers: SurveyAnswers) -> None:
+        """Store a session's survey (the first answers stay)."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO surveys VALUES (?,?,?,?,?)",
+                (key.participant, key.condition, key.index, answers.model_dump_json(), time.time()),
+            )
+
+    def survey(self, key: SessionKey) -> SurveyAnswers | None:
+        row = self._conn.execute(
+            "SELECT answers FROM surveys WHERE participant=? AND condition=? AND idx=?",
+            (key.participant, key.condition, key.index),
+        ).fetchone()
+        return SurveyAnswers.model_validate_json(row["answers"]) if row else None
+
+    def counts(self) -> dict[str, int]:
+        """Totals for ``rapport study status``."""
+        one = self._conn.execute
+        return {
+            "participants": one("SELECT COUNT(*) FROM participants").fetchone()[0],
+            "consented": one(
+                "SELECT COUNT(*) FROM participants WHERE consented_at IS NOT NULL"
+            ).fetchone()[0],
+            "closed": one("SELECT COUNT(*) FROM participants WHERE closing IS NOT NULL").fetchone()[
+                0
+            ],
+            "messages": one("SELECT COUNT(*) FROM messages").fetchone()[0],
+            "surveys": one("SELECT COUNT(*) FROM surveys").fetchone()[0],
+        }
+
+    def closings(self) -> dict[str, ClosingAnswers]:
+        """Every closing questionnaire, by participant."""
+        rows = self._conn.execute("SELECT id, closing FROM participants WHERE closing IS NOT NULL")
+        return {r["id"]: ClosingAnswers.model_validate_json(r["closing"]) for r in rows}
+
+    def as_json(self) -> str:
+        """Everything participants said and answered, for export."""
+        tables = {}
+        for name in ("messages", "ended", "surveys"):
+            tables[name] = [dict(r) for r in self._conn.execute(f"SELECT * FROM {name}")]
+        tables["closing"] = [
+            {"participant": p, **c.model_dump()} for p, c in self.closings().items()
+        ]
+        return json.dumps(tables)

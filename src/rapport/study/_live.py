@@ -1,0 +1,239 @@
+"""Sessions in progress: each is played by the runner's own `play_session` (memory context
+and recall, the agent, the score, the memory's learning), with the participant on the other
+side, then committed to the run store with the memory version after it, as a run commits.
+
+A session's play task lives in the server's event loop. After a restart (or when the
+participant comes back days later) it is started again from what ``study.sqlite`` holds:
+the episode replays the stored messages and goes on where they stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from rapport.envs import SessionFailure
+from rapport.envs.study import StudyBenchmark, SurveyAnswers
+from rapport.eval import one_line, play_session, record_failure
+from rapport.llm import ModelRoles
+from rapport.log import (
+    Condition,
+    ExperimentConfig,
+    MemoryState,
+    MemoryVersion,
+    SessionRecord,
+    SessionSpec,
+    UserSpec,
+)
+from rapport.memory import Memory, create_memory
+from rapport.store import RunDirLock, RunStore
+
+from ._db import SessionKey, Speaker, StudyDB
+
+log = logging.getLogger(__name__)
+
+State = Literal["listening", "thinking", "survey", "saving", "done", "error"]
+
+
+@dataclass
+class LiveSession:
+    """One session being played: the participant's inbox and what the page is told."""
+
+    key: SessionKey
+    replay: list[tuple[Speaker, str]] = field(default_factory=list)
+    """The messages stored when the session was (re)started; later ones come by the inbox."""
+    state: State = "listening"
+    inbox: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
+    answers: asyncio.Future[SurveyAnswers] | None = None
+    version: int = 0
+    """Bumped on every change the page should see."""
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+
+    def notify(self, state: State | None = None) -> None:
+        """Tell waiting pages that something changed."""
+        if state is not None:
+            self.state = state
+        self.version += 1
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+    async def wait_change(self, seen: int, timeout: float) -> int:
+        """Wait until the version passes ``seen`` (or the timeout); returns the version."""
+        if self.version == seen:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), timeout)
+        return self.version
+
+
+class _Side:
+    """The participant's side of one session (`rapport.envs.study.HumanSide`)."""
+
+    def __init__(self, db: StudyDB, live: LiveSession) -> None:
+        self.db, self.live = db, live
+
+    def transcript(self) -> list[tuple[Speaker, str]]:
+        return list(self.live.replay)
+
+    async def next_message(self) -> str | None:
+        self.live.notify("listening")
+        message = await self.live.inbox.get()
+        if message is not None:
+            self.live.notify("thinking")
+        return message
+
+    async def agent_replied(self, text: str) -> None:
+        self.db.add_message(self.live.key, "agent", text)
+        self.live.notify()
+
+    async def survey(self) -> SurveyAnswers:
+        stored = self.db.survey(self.live.key)
+        if stored is not None:
+            return stored
+        self.live.answers = asyncio.get_running_loop().create_future()
+        self.live.notify("survey")
+        return await self.live.answers
+
+
+class StudyRuntime:
+    """A study dir being served: its database, run store, benchmark, models, memories and
+    the sessions in progress.
+
+    Args:
+        study_dir: the study dir (made by `create_study`).
+        models: model roles to use instead of those the run header names (tests).
+
+    Raises:
+        FileNotFoundError: not a study dir.
+        rapport.store.RunDirBusy: another process serves it.
+    """
+
+    def __init__(self, study_dir: str | Path, *, models: ModelRoles | None = None) -> None:
+        self.dir = Path(study_dir)
+        self.db = StudyDB(self.dir)
+        self.lock = RunDirLock(self.dir)
+        self.lock.acquire()
+        try:
+            self.store = RunStore(self.dir, create=False)
+            run = self.store.run()
+            self.config = run.config
+            self.conditions = {c.name: c for c in run.conditions}
+            self.benchmark = StudyBenchmark.from_config(run.config)
+            self.benchmark.connect(self._side)
+            self.models = models or build_models(self.config)
+            self.memories: dict[str, Memory] = {
+                c.name: create_memory(
+                    c.memory, self.models, **self.config.memory_options.get(c.memory, {})
+                )
+                for c in run.conditions
+            }
+        except BaseException:
+            self.lock.release()
+            raise
+        self.live: dict[SessionKey, LiveSession] = {}
+
+    def close(self) -> None:
+        """Close the stores and release the dir."""
+        for live in self.live.values():
+            if live.task is not None:
+                live.task.cancel()
+        self.store.close()
+        self.db.close()
+        self.lock.release()
+
+    def _side(self, spec: SessionSpec, user: UserSpec, condition: Condition) -> _Side:
+        return _Side(self.db, self.live[SessionKey(user.id, condition.name, spec.index)])
+
+    def stored(self, key: SessionKey) -> SessionRecord | None:
+        """The session as committed to the run store (None: not yet)."""
+        return self.store.session(key.condition, key.participant, key.index)
+
+    def session(self, key: SessionKey) -> LiveSession:
+        """The session's live state, its play task started (again) if needed.
+
+        Call only for a session that is not yet in the run store and whose earlier sessions
+        in its block are.
+        """
+        live = self.live.get(key)
+        if live is not None:
+            return live
+        # What is stored now is replayed; what comes later arrives by the inbox. Nothing
+        # awaits between this read and the registration below, so no message falls between.
+        messages = self.db.messages(key)
+        live = LiveSession(key, replay=[(m.speaker, m.text) for m in messages])
+        if messages and messages[-1].speaker == "user":
+            live.state = "thinking"
+        if self.db.ended(key):
+            live.inbox.put_nowait(None)
+        self.live[key] = live
+        live.task = asyncio.get_running_loop().create_task(self._play(live))
+        return live
+
+    async def _play(self, live: LiveSession) -> None:
+        try:
+            await self._play_and_commit(live)
+        except Exception:
+            # play_session records every failure of the session itself; this is the store
+            # or a bug. The messages are kept: the next page load starts the session again.
+            log.exception("session %s could not be played or stored", live.key)
+            live.notify("error")
+            self.live.pop(live.key, None)
+
+    async def _play_and_commit(self, live: LiveSession) -> None:
+        key = live.key
+        condition = self.conditions[key.condition]
+        memory = self.memories[key.condition]
+        user = self.benchmark.user(key.participant)
+        spec = self.benchmark.block_sessions(key.participant, key.condition)[key.index]
+        ref = user.ref()
+        latest = self.store.latest_memory(key.condition, key.participant)
+        memory.restore(ref, latest.state if latest is not None else MemoryState())
+        started = time.time()
+        record = await play_session(
+            self.benchmark,
+            spec,
+            user,
+            models=self.models,
+            memory=memory,
+            condition=condition,
+            ref=ref,
+            memory_version=key.index,
+        )
+        record.started_at = min(started, record.started_at)
+        live.notify("saving")
+        state = latest.state if latest is not None else MemoryState()
+        try:
+            state = memory.snapshot(ref)
+        except Exception as exc:
+            record_failure(record, SessionFailure("memory.snapshot", one_line(exc)))
+        version = MemoryVersion(
+            condition=key.condition, user_id=key.participant, version=key.index + 1, state=state
+        )
+        self.store.commit_session(record, version)
+        live.notify("error" if record.status == "error" else "done")
+        self.live.pop(key, None)
+
+    def submit_survey(self, key: SessionKey, answers: SurveyAnswers) -> None:
+        """Hand stored survey answers to the session waiting for them."""
+        live = self.live.get(key)
+        if live is not None and live.answers is not None and not live.answers.done():
+            live.answers.set_result(answers)
+
+
+def build_models(config: ExperimentConfig) -> ModelRoles:
+    """The model roles a study's run header names (no response cache: people never ask
+    the same thing twice on purpose)."""
+    models = ModelRoles(
+        config.models,
+        seed=config.seed,
+        cache=None,
+        settings=config.model_settings,
+        sampling=config.sampling,
+    )
+    models.check_names()
+    return models

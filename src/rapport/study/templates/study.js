@@ -1,0 +1,90 @@
+// The chat page: send a message without reloading, then follow the session's events
+// (stored messages and state) until the assistant has replied. Works without it too.
+(function () {
+  "use strict";
+  var chat = document.getElementById("chat");
+  var form = document.getElementById("send");
+  if (!chat) { return; }
+  var status = document.getElementById("status");
+  var button = document.getElementById("send-button");
+  var after = parseInt(chat.dataset.after, 10);
+  var source = null;
+
+  function add(m) {
+    if (document.getElementById("m" + m.seq)) { return; }
+    var li = document.createElement("li");
+    li.id = "m" + m.seq;
+    li.className = "msg " + m.speaker;
+    var who = document.createElement("span");
+    who.className = "who";
+    who.textContent = m.speaker === "user" ? "You" : "Assistant";
+    var body = document.createElement("div");
+    if (m.speaker === "agent") {
+      body.className = "body";
+      body.innerHTML = m.html; // sanitized on the server (markdown-it + nh3)
+    } else {
+      body.className = "body plain";
+      body.textContent = m.text;
+    }
+    li.appendChild(who);
+    li.appendChild(body);
+    chat.appendChild(li);
+    after = Math.max(after, m.seq);
+  }
+
+  function setState(state) {
+    chat.dataset.state = state;
+    if (state === "thinking") {
+      status.textContent = "The assistant is replying…";
+      if (button) { button.disabled = true; }
+    } else if (state === "listening") {
+      status.textContent = "";
+      if (button) { button.disabled = false; }
+    } else if (state === "survey") {
+      window.location.assign(chat.dataset.survey);
+    } else if (state === "error") {
+      status.textContent = "This session stopped on an error; go on with the next one.";
+    }
+  }
+
+  function follow() {
+    if (source) { source.close(); }
+    source = new EventSource(chat.dataset.events + "?after=" + after);
+    source.addEventListener("message", function (e) { add(JSON.parse(e.data)); });
+    source.addEventListener("state", function (e) {
+      var state = JSON.parse(e.data);
+      setState(state);
+      if (state !== "thinking") { source.close(); source = null; }
+    });
+  }
+
+  if (chat.dataset.state === "thinking") { follow(); }
+  if (!form) { return; }
+  form.addEventListener("submit", function (e) {
+    e.preventDefault();
+    var text = form.elements.text.value.trim();
+    if (!text || button.disabled) { return; }
+    button.disabled = true;
+    status.textContent = "Sending…";
+    fetch(form.action, {
+      method: "POST",
+      headers: { "Accept": "application/json" },
+      body: new URLSearchParams(new FormData(form)),
+      credentials: "same-origin"
+    }).then(function (r) {
+      return r.json().then(function (body) { return { ok: r.ok, body: body }; });
+    }).then(function (res) {
+      if (!res.ok) { throw new Error(res.body.error || "not sent"); }
+      add({ seq: res.body.stored, speaker: "user", text: text });
+      form.elements.text.value = "";
+      setState("thinking");
+      follow();
+    }).catch(function (err) {
+      status.textContent = "Not sent: " + err.message + ". Your text is still in the box.";
+      button.disabled = false;
+    });
+  });
+  form.elements.text.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { form.requestSubmit(); }
+  });
+})();

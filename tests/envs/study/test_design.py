@@ -1,0 +1,134 @@
+"""The study design file: what is accepted, what is refused (one line), and how
+participants are assigned."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rapport.envs.study import (
+    DesignError,
+    StudyBenchmark,
+    StudyOptions,
+    StudyOutcome,
+    assign,
+    load_design,
+    shipped_problems,
+)
+from rapport.log import SessionRecord, Turn
+
+EXAMPLE = Path(__file__).parents[3] / "docs" / "study-design.yaml"
+
+
+def _write(tmp_path: Path, change: dict[str, object]) -> Path:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data.update(change)
+    path = tmp_path / "design.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_the_example_design_loads_with_the_papers_two_study_types() -> None:
+    design = load_design(EXAMPLE)
+    assert [t.id for t in design.study_types] == ["coding", "mixed"]
+    assert design.conditions == ["none", "reflection"]
+    bank = design.problem_bank()
+    kinds = {bank[p].kind for t in design.study_types for s in t.problem_sets for p in s}
+    assert {"debugging", "implementation", "object-oriented design"} <= kinds
+    assert {"creative writing", "word problem", "code task"} <= kinds
+
+
+def test_every_shipped_problem_is_complete() -> None:
+    problems = shipped_problems()
+    assert len(problems) >= 12
+    assert all(p.text.strip() and p.title.strip() for p in problems.values())
+
+
+SETS = [
+    ["coding-debug-1", "coding-impl-1", "coding-ood-1"],
+    ["coding-debug-2", "coding-impl-2", "coding-ood-2"],
+]
+
+
+def _type(preferences: list[str], sets: list[list[str]] = SETS) -> dict[str, object]:
+    return {"study_types": [{"id": "c", "name": "C", "preferences": preferences,
+                             "problem_sets": sets}]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"colour": "blue"}, "colour: Extra inputs are not permitted"),
+        ({"conditions": ["none", "none"]}, "each memory may appear once"),
+        ({"conditions": ["none"]}, "conditions: List should have at least 2 items"),
+        (_type(["direct"], [["coding-debug-1"], ["coding-impl-1"]]), "holds 3 problems"),
+        (_type(["direct"], [[*SETS[0][:2], "nope"], SETS[1]]), "unknown problem 'nope'"),
+        (_type(["direct", "narrative"]), "the preferences conflict"),
+        (_type(["telepathy"]), "unknown preference 'telepathy'"),
+    ],
+)
+def test_a_bad_design_is_refused_in_one_line(
+    tmp_path: Path, change: dict[str, object], says: str
+) -> None:
+    with pytest.raises(DesignError) as caught:
+        load_design(_write(tmp_path, change))
+    message = str(caught.value)
+    assert says in message
+    assert "\n" not in message and message.startswith(str(tmp_path))
+
+
+def test_unreadable_and_non_mapping_files_are_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("title: [unclosed")
+    with pytest.raises(DesignError, match="not valid YAML"):
+        load_design(bad)
+    bad.write_text("- a list\n")
+    with pytest.raises(DesignError, match="is a mapping"):
+        load_design(bad)
+    with pytest.raises(DesignError, match="cannot read"):
+        load_design(tmp_path / "missing.yaml")
+
+
+def test_participants_are_counterbalanced_over_types_and_orders() -> None:
+    design = load_design(EXAMPLE)
+    people = assign(design, 8)
+    pairs = Counter((a.study_type, tuple(a.order)) for a in people)
+    assert len(pairs) == 4 and set(pairs.values()) == {2}
+    coding = [a for a in people if a.study_type == "coding"]
+    assert all(a.preferences == ["one_step_at_a_time", "blunt", "numbered_steps"] for a in coding)
+    mixed = [a.preferences for a in people if a.study_type == "mixed"]
+    assert all(len(p) == 3 for p in mixed) and len({tuple(p) for p in mixed}) > 1
+
+
+def test_a_session_scores_its_length_and_survey() -> None:
+    record = SessionRecord(
+        condition="reflection",
+        user_id="p01",
+        index=0,
+        spec_id="coding-debug-1",
+        turns=[
+            Turn(index=i, speaker="user" if i % 2 == 0 else "agent", text="x") for i in range(4)
+        ],
+        outcome=StudyOutcome(
+            study_type="coding",
+            problem_id="coding-debug-1",
+            domain="coding",
+            problem_kind="debugging",
+            block=1,
+            ratings={"adherence": 5, "retention": 4, "impact": 3, "confidence": 2},
+            feedback="fine",
+        ),
+    )
+    design = load_design(EXAMPLE)
+    benchmark = StudyBenchmark(StudyOptions(design=design, assignments=assign(design, 2)))
+    scores = benchmark.score(record)
+    assert scores == {
+        "length": 4.0,
+        "adherence": 5.0,
+        "retention": 4.0,
+        "impact": 3.0,
+        "confidence": 2.0,
+    }

@@ -1,0 +1,154 @@
+"""The study in a real browser, as a participant meets it: open the invite, consent with
+the keyboard, read the card, chat through three sessions, fill every survey; then the
+researcher's page shows those sessions. Agent output carrying script never runs.
+
+Each page is screenshotted into the test's directory, or into ``$RAPPORT_STUDY_SHOTS``
+(how docs/img/study/ is made)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from rapport.llm import Request
+from rapport.study import StudyCreated, create_study, start_study_server
+
+from ..view.browser import browser_page
+from .helpers import DESIGN, scripted_roles
+from .test_security import PAYLOADS
+
+
+def _shots(tmp_path: Path) -> Path:
+    where = Path(os.environ.get("RAPPORT_STUDY_SHOTS") or tmp_path / "shots")
+    where.mkdir(parents=True, exist_ok=True)
+    return where
+
+
+def _tab_to(page: Any, element_id: str, limit: int = 30) -> None:
+    """Move the keyboard focus with Tab until it reaches the element."""
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement && document.activeElement.id") == element_id:
+            return
+    raise AssertionError(f"Tab never reached #{element_id}")
+
+
+def _chat(page: Any, text: str) -> None:
+    """Type a message with the keyboard, send it with Ctrl+Enter, wait for the reply."""
+    replies = page.locator("#chat li.msg.agent").count()
+    _tab_to(page, "text")
+    page.keyboard.type(text)
+    page.keyboard.press("Control+Enter")
+    page.wait_for_function(
+        "n => document.querySelectorAll('#chat li.msg.agent').length > n"
+        " && document.getElementById('chat').dataset.state === 'listening'",
+        arg=replies,
+    )
+
+
+def _survey(page: Any, rating: int, feedback: str) -> None:
+    """Answer every statement with the keyboard: Tab into each radio group, arrows to the
+    rating; then the free text, and Enter on the button."""
+    for item in ("adherence", "retention", "impact", "confidence"):
+        _tab_to(page, f"{item}-1")
+        page.keyboard.press("Space")
+        for _ in range(rating - 1):
+            page.keyboard.press("ArrowRight")
+        assert page.is_checked(f"#{item}-{rating}")
+    _tab_to(page, "feedback")
+    page.keyboard.type(feedback)
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+
+
+def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
+    study: StudyCreated, tmp_path: Path
+) -> None:
+    shots = _shots(tmp_path)
+    token = study.tokens["p01"]
+    with (
+        start_study_server(study.study_dir, models=scripted_roles()) as url,
+        browser_page() as page,
+    ):
+        page.set_viewport_size({"width": 390, "height": 844})  # a phone
+        page.goto(f"{url}/p/{token}")
+        assert page.locator("h1").inner_text() == "Before you start"
+        page.screenshot(path=str(shots / "consent.png"), full_page=True)
+        _tab_to(page, "agree")
+        page.keyboard.press("Space")
+        page.keyboard.press("Tab")
+        page.keyboard.press("Enter")
+        page.locator("#card-title").wait_for()
+        card = page.locator("section.card ul li")
+        assert card.count() == 3 and "Numbered steps" in card.all_inner_texts()[2]
+        page.screenshot(path=str(shots / "home.png"), full_page=True)
+        page.set_viewport_size({"width": 1000, "height": 900})
+        for session in (1, 2, 3):
+            page.click("ol.sessions li.ready a")
+            assert page.locator("h1").inner_text().startswith(f"Part 1, session {session}")
+            _chat(page, f"Can you help me start session {session}?")
+            _chat(page, "What is the next step?")
+            assert page.locator("#chat li.msg").count() == 4
+            if session == 1:
+                page.screenshot(path=str(shots / "session.png"), full_page=True)
+            page.click("text=End this session and go to its questions")
+            page.wait_for_url(f"{url}/p/{token}/s/{session}/survey")
+            if session == 1:
+                page.screenshot(path=str(shots / "survey.png"), full_page=True)
+            _survey(page, 5 - session, f"session {session} felt fine")
+            page.locator(f"section:has(#part-1) li:nth-child({session}).done").wait_for()
+        unlabeled = page.evaluate(
+            "[...document.querySelectorAll('input:not([type=hidden]), textarea')]"
+            ".filter(e => !e.labels || e.labels.length === 0).length"
+        )
+        assert unlabeled == 0
+        page.goto(f"{url}/r/{study.researcher_token}/")
+        body = page.locator("main").inner_text()
+        assert "3 / 6" in body
+        assert "session 1 felt fine" in body and "session 3 felt fine" in body
+        survey_rows = page.locator("table:has(caption:has-text('per session, median')) tbody tr")
+        assert survey_rows.count() == 3
+        page.screenshot(path=str(shots / "researcher.png"), full_page=True)
+    sizes = {p.name: p.stat().st_size for p in shots.iterdir()}
+    assert {"consent.png", "home.png", "session.png", "survey.png", "researcher.png"} <= set(sizes)
+
+
+def _hostile(request: Request) -> str:
+    return "Try this:\n\n" + "\n\n".join(PAYLOADS)
+
+
+def test_script_in_agent_output_never_runs(tmp_path: Path) -> None:
+    made = create_study(DESIGN, 1, tmp_path / "study")
+    token = made.tokens["p01"]
+    dialogs: list[str] = []
+    with (
+        start_study_server(made.study_dir, models=scripted_roles(_hostile)) as url,
+        browser_page() as page,
+    ):
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(f"{url}/p/{token}")
+        page.check("#agree")
+        page.click("text=Start the study")
+        page.click("ol.sessions li.ready a")
+        page.fill("#text", "hello")
+        page.click("#send-button")
+        reply = page.locator("#chat li.msg.agent .body").first
+        reply.wait_for()
+        page.wait_for_timeout(300)
+        for link in page.locator("#chat li.msg.agent a").all():
+            link.click()
+        page.reload()  # the stored reply, rendered by the server this time
+        page.locator("#chat li.msg.agent").first.wait_for()
+        page.wait_for_timeout(300)
+        assert page.evaluate("window.__xss === undefined")
+        found = page.evaluate(
+            """[...document.querySelectorAll('#chat *')].flatMap(e =>
+                 [...e.attributes].filter(a => a.name.startsWith('on')
+                   || /^\\s*(javascript|data):/i.test(a.value)).map(a => a.name)
+               ).concat([...document.querySelectorAll(
+                 '#chat script, #chat iframe, #chat svg, #chat img')].map(e => e.tagName))"""
+        )
+        assert found == []
+        assert "window.__xss" in page.locator("#chat").inner_text()  # shown as text
+    assert dialogs == []

@@ -1,0 +1,180 @@
+"""A participant works through every session of a study over HTTP; the sessions land in
+the run store as a simulated run's do, the memory learns between them, and the report and
+a second server (days later) read them."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import httpx
+
+from rapport.cli import main
+from rapport.llm import ModelError, ModelRoles, Request, ScriptedAPI
+from rapport.log import ErrorEvent
+from rapport.report import build_report
+from rapport.store import RunStore
+from rapport.study import StudyCreated, StudyDB, start_study_server
+from rapport.view import memory_url, session_url, start_server
+
+from .helpers import NOTE, Participant, agent_reply, memory_reply, scripted_roles
+
+
+def _first_reflection_first(study: StudyCreated) -> tuple[str, str]:
+    db = StudyDB(study.study_dir)
+    try:
+        who = next(a for a in db.assignments() if a.order[0] == "reflection")
+    finally:
+        db.close()
+    return who.participant, study.tokens[who.participant]
+
+
+def test_a_participant_works_through_every_session(study: StudyCreated, capsys) -> None:  # type: ignore[no-untyped-def]
+    pid, token = _first_reflection_first(study)
+    with start_study_server(study.study_dir, models=scripted_roles()) as url:
+        client = httpx.Client(base_url=url, timeout=30)
+        p = Participant(client, f"/p/{token}")
+        assert "Before you start" in p.open().text
+        assert p.consent().status_code == 303
+        home = p.open().text
+        assert "Your preference card" in home and "Numbered steps" in home
+        for pos in range(1, 7):
+            p.play(pos, [f"help with problem {pos}", "and the next step?"], rating=pos % 5 + 1,
+                   feedback=f"note on {pos}")  # fmt: skip
+        closing = client.post(
+            f"/p/{token}/closing",
+            data={"csrf": p.csrf, "preferred": "first", "learned": "4", "comments": "ok"},
+        )
+        assert closing.status_code == 303
+        assert "study is complete" in client.get(f"/p/{token}/closing").text
+        researcher = client.get(f"/r/{study.researcher_token}/").text
+        assert "6 / 6" in researcher and "preferred first" in researcher
+    with RunStore.open_readonly(study.study_dir) as store:
+        records = store.sessions(user_id=pid)
+        memory = store.latest_memory("reflection", pid)
+    assert len(records) == 6 and all(r.status == "ok" for r in records)
+    assert {r.condition for r in records} == {"none", "reflection"}
+    assert all(len(r.turns) == 4 and r.scores["length"] == 4 for r in records)
+    assert memory is not None and [i.text for i in memory.state.items] == [NOTE]
+    # The memory learned after reflection's first session, so its later sessions recall it.
+    later = [r for r in records if r.condition == "reflection" and r.index > 0]
+    assert all(r.turns[1].text.startswith("1. ") for r in later)
+    assert all(not r.turns[1].text.startswith("1. ") for r in records if r.condition == "none")
+    report = build_report(study.study_dir)
+    assert report.benchmark == "study" and report.sessions == 6
+    assert report.metrics == ["length", "adherence", "retention", "impact", "confidence"]
+    titles = [t.title for t in report.tables]
+    assert any("free-text" in t for t in titles)
+    free = next(t for t in report.tables if "free-text" in t.title)
+    assert len(free.rows) == 6 and ["reflection", 1, pid, "note on 1"] in free.rows
+    # Ratings were pos % 5 + 1: reflection (sessions 1-3) got 2, 3, 4; none (4-6) got 5, 1, 2.
+    diff = next(t for t in report.tables if "memory - no memory" in t.title)
+    adherence = diff.columns.index("adherence")
+    assert [(r[1], r[2], r[adherence]) for r in diff.rows] == [
+        (1, 1, "-3.00 [-]"),
+        (2, 1, "2.00 [-]"),
+        (3, 1, "2.00 [-]"),
+    ]
+    assert main(["report", str(study.study_dir)]) == 0
+    assert "study: per session, median" in capsys.readouterr().out
+    exported = study.study_dir.parent / "sessions.jsonl"
+    assert main(["export", str(study.study_dir), "--format", "jsonl", "--out", str(exported)]) == 0
+    assert len(exported.read_text().splitlines()) == 6
+    with start_server(study.study_dir) as url:
+        viewer = httpx.Client(base_url=url, timeout=30)
+        assert "adherence" in viewer.get("/").text
+        session = viewer.get(session_url("reflection", pid, 1))
+        assert session.status_code == 200 and "help with problem 2" in session.text
+        memory = viewer.get(memory_url("reflection", pid))
+        assert memory.status_code == 200 and NOTE in memory.text
+        assert viewer.get("/curves").status_code == 200
+
+
+def test_a_participant_comes_back_to_a_new_server(study: StudyCreated) -> None:
+    _pid, token = _first_reflection_first(study)
+    with start_study_server(study.study_dir, models=scripted_roles()) as url:
+        p = Participant(httpx.Client(base_url=url, timeout=30), f"/p/{token}")
+        p.consent()
+        p.play(1, ["first visit"])
+        sent = p.send(2, "started, then left")
+        assert sent.status_code == 200
+        p.reply(2, sent.json()["stored"])
+    with start_study_server(study.study_dir, models=scripted_roles()) as url:
+        p = Participant(httpx.Client(base_url=url, timeout=30), f"/p/{token}")
+        page = p.open()
+        assert "Session 1</a>" in page.text
+        again = p.page(2).text
+        assert "started, then left" in again and again.count("msg agent") == 1
+        p.play(2, ["back a few days later"])
+    with RunStore.open_readonly(study.study_dir) as store:
+        record = store.session("reflection", _pid, 1)
+    assert record is not None
+    assert [t.text for t in record.turns if t.speaker == "user"] == [
+        "started, then left",
+        "back a few days later",
+    ]
+
+
+def test_an_agent_that_fails_ends_its_session_and_the_participant_goes_on(
+    study: StudyCreated,
+) -> None:
+    calls = {"n": 0}
+
+    def flaky(request: Request) -> str:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise ModelError("the agent's server dropped the connection")
+        return "a reply"
+
+    with start_study_server(study.study_dir, models=scripted_roles(flaky)) as url:
+        p = Participant(httpx.Client(base_url=url, timeout=30), f"/p/{study.tokens['p01']}")
+        p.consent()
+        first = p.send(1, "one")
+        p.reply(1, first.json()["stored"])
+        p.send(1, "two")
+        p.wait_saved(1)
+        assert "stopped on an error" in p.page(1).text
+        p.play(2, ["the next session works"])
+    with RunStore.open_readonly(study.study_dir) as store:
+        failed, fine = store.session("none", "p01", 0), store.session("none", "p01", 1)
+    assert failed is not None and failed.status == "error"
+    assert [e.where for e in failed.events_of(ErrorEvent)] == ["agent"]
+    assert [t.text for t in failed.turns] == ["one", "a reply", "two"]
+    assert fine is not None and fine.status == "ok" and fine.scores["adherence"] == 4
+
+
+def test_the_next_session_waits_while_the_memory_learns(study: StudyCreated) -> None:
+    pid, token = _first_reflection_first(study)
+    release = threading.Event()
+
+    async def slow_memory(request: Request) -> str:
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+        return memory_reply(request)
+
+    models = ModelRoles(
+        {
+            "agent": ScriptedAPI(responder=agent_reply, name="scripted/agent"),
+            "memory": ScriptedAPI(responder=slow_memory, name="scripted/memory"),
+        }
+    )
+    with start_study_server(study.study_dir, models=models) as url:
+        p = Participant(httpx.Client(base_url=url, timeout=30), f"/p/{token}")
+        p.consent()
+        sent = p.send(1, "a question")
+        p.reply(1, sent.json()["stored"])
+        p.end(1)
+        assert p.survey(1).status_code == 303
+        home = p.open().text
+        assert "Saving your last session" in home and 'http-equiv="refresh"' in home
+        assert p.client.get(f"/p/{token}/s/2").status_code == 409
+        release.set()
+        for _ in range(500):
+            if "Saving your last session" not in p.open().text:
+                break
+            time.sleep(0.02)
+        assert p.page(2).status_code == 200
+    with RunStore.open_readonly(study.study_dir) as store:
+        memory = store.latest_memory("reflection", pid)
+    assert memory is not None and [i.text for i in memory.state.items] == [NOTE]
