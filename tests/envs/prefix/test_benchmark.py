@@ -146,7 +146,7 @@ def test_cli_strings_become_options_and_conditions_pair_prompting_with_memory() 
 
 async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignment() -> None:
     record = await _session(_bench(settings="tool_initiative_reactive"), "p", confirm=True)
-    assert record.scores["accuracy"] == 1.0 and record.scores["coverage"] == 1.0
+    assert record.scores["bfcl_pass"] == 1.0 and record.scores["accuracy"] == 1.0
     assert record.scores["align_recall"] == 1.0 and record.scores["align_precision"] == 1.0
     asked = [e.name for e in record.events_of(ToolCallEvent) if e.interaction]
     assert asked == ["confirmation", "confirmation"]
@@ -176,8 +176,8 @@ async def test_an_agent_doing_the_whole_task_in_its_first_turn_fails_per_turn_ac
     record = await play_session(
         bench, spec, user, models=models, memory=BaseMemory(models), condition=condition
     )
-    assert record.scores["accuracy"] == 0.0  # bfcl-eval's per-turn check fails it
-    assert record.scores["coverage"] == 1.0  # every reference call was made, though
+    assert record.scores["bfcl_pass"] == 0.0  # bfcl-eval's per-turn check fails it
+    assert record.scores["accuracy"] == 1.0  # every reference call was made, though
     assert isinstance(record.outcome, PrefixOutcome) and record.outcome.accuracy is not None
     assert record.outcome.accuracy.failed_turn == 0
 
@@ -189,17 +189,22 @@ async def test_report_tables_show_gains_and_reliability() -> None:
     assert plain.scores["align_recall"] == 0.0 and asked.scores["align_recall"] == 1.0
     tables = bench.report_tables([plain, asked])
     titles = [t.title for t in tables]
-    assert len(titles) == 5 and "reliability" in titles[3]
-    stats = [r[0] for r in tables[3].rows]
+    assert len(titles) == 6 and "reliability" in titles[4]
+    stats = [r[0] for r in tables[4].rows]
     assert "alpha across the 7 UX dimensions" in stats
     assert any(str(s).startswith("CV protocol: repeats (1 judge runs") for s in stats)
     assert "ICC ux (mean of the 7 UX dimensions)" in stats
-    alignment = {(r[1], r[2]): r[4] for r in tables[2].rows if r[0] == "strategy"}
+    alignment = {(r[1], r[2]): r[4] for r in tables[3].rows if r[0] == "strategy"}
     assert alignment[("align_recall", "p+none")] is None  # no_p recall is 0: gain undefined
     summary = {r[0]: r for r in tables[0].rows}
-    assert summary["p+none"][3] == 1.0  # accuracy
+    assert summary["p+none"][3:5] == [1.0, 1.0]  # accuracy, bfcl_pass
+    # the per-setting means: one sample per setting and condition here
+    assert [r[:4] for r in tables[1].rows] == [
+        ["tool_initiative_reactive", "no_p+none", 1, 1.0],
+        ["tool_initiative_reactive", "p+none", 1, 1.0],
+    ]
     installed = "bfcl-eval 2026.3.23 (installed, v4)"
-    assert tables[4].rows == [
+    assert tables[5].rows == [
         ["tool_initiative_reactive", installed, "coarsened by the user model", 2]
     ]
 

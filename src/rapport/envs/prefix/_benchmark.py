@@ -50,7 +50,7 @@ class PrefixBenchmark(Benchmark):
     roles = ("user", "judge")
     metrics = (
         "accuracy",
-        "coverage",
+        "bfcl_pass",
         "ux",
         "alignment",
         "align_precision",
@@ -191,7 +191,7 @@ class PrefixBenchmark(Benchmark):
         acc, per_setting = outcome.accuracy, outcome.alignment
         scores = {
             "accuracy": acc.accuracy,
-            "coverage": acc.coverage,
+            "bfcl_pass": acc.bfcl_pass,
             "align_precision": _mean([a.precision for a in per_setting]),
             "align_recall": _mean([a.recall for a in per_setting if a.recall is not None]),
         }
