@@ -24,6 +24,7 @@ from rapport.envs.prefix import (
     task_by_id,
     ux_dimensions,
 )
+from rapport.envs.prefix._rubric import OWN
 from rapport.envs.prefix._session import USER_REPLACED
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
@@ -205,7 +206,7 @@ async def test_report_tables_show_gains_and_reliability() -> None:
     ]
     installed = "bfcl-eval 2026.3.23 (installed, v4)"
     assert tables[5].rows == [
-        ["tool_initiative_reactive", installed, "coarsened by the user model", 2]
+        ["tool_initiative_reactive", installed, "coarsened by the user model", OWN, 2]
     ]
 
 
@@ -349,3 +350,48 @@ def test_long_results_can_be_cut_for_small_context_models() -> None:
     assert cut("x" * 500, 200) == "x" * 200 + "\n[... 300 more characters not shown]"
     assert _bench(result_chars="1500").options.result_chars == 1500
     assert _bench().options.result_chars is None
+
+
+async def test_judges_read_the_whole_log_and_a_cut_only_past_their_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rapport.llm import ContextFull
+
+    monkeypatch.setattr("rapport.envs.prefix._session.JUDGE_WINDOW", 600)
+    seen: list[str] = []
+
+    def small(limit: int) -> ScriptedAPI:
+        def respond(request: Request) -> str:
+            log = request.messages[-1].content
+            seen.append(log)
+            if len(log) > limit:
+                raise ContextFull(f"{len(log)} characters are past this judge's context")
+            entry = {"score": 3, "justification": "seen", "evidence_turns": []}
+            return json.dumps({d.id: entry for d in ux_dimensions()})
+
+        return ScriptedAPI(responder=respond)
+
+    def models(judge: ScriptedAPI) -> ModelRoles:
+        user = ScriptedAPI(responder=_user)
+        return ModelRoles({"agent": _agent(True), "user": user, "judge": judge})
+
+    bench = _bench(settings="tool_initiative_reactive")
+    whole = await _session_with(bench, models(small(10**6)))
+    assert not whole.events_of(NoteEvent) and whole.events_of(JudgeEvent)
+    assert "omitted" not in seen[-1] and all(t.text.strip() in seen[-1] for t in whole.turns)
+    cut = await _session_with(bench, models(small(len(seen[-1]) - 1)))
+    [note] = cut.events_of(NoteEvent)
+    assert "past a judge's context" in note.text and "600 characters" in note.text
+    assert cut.events_of(JudgeEvent) and "[... turns omitted ...]" in seen[-1]
+    windowed = await _session_with(_bench(settings="tool_initiative_reactive", judge_chars="1000"))
+    assert not windowed.events_of(NoteEvent), "a window asked for is no cut past the context"
+
+
+async def _session_with(bench: PrefixBenchmark, models: ModelRoles | None = None) -> SessionRecord:
+    user = next(u for u in bench.users(1, 0) if u.preferences == ["tool_initiative_reactive"])
+    spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
+    models = models or _models(True)
+    condition = Condition(name="p+none", memory="none", settings={"prompting": "p"})
+    return await play_session(
+        bench, spec, user, models=models, memory=BaseMemory(models), condition=condition
+    )

@@ -212,20 +212,22 @@ NOT_RECORDED = "(not recorded)"
 
 
 def task_data_table(records: Sequence[SessionRecord]) -> Table:
-    """Per setting (the settings a user holds), which task data its tasks came from and
-    where their coarse instructions came from, with the sessions of each."""
-    counts: Counter[tuple[str, str, str]] = Counter()
+    """Per setting (the settings a user holds), which task data its tasks came from, where
+    their coarse instructions came from and which rubric the judges ran, with the
+    sessions of each."""
+    counts: Counter[tuple[str, str, str, str]] = Counter()
     for r in records:
         if isinstance(r.outcome, PrefixOutcome):
             key = (
                 "+".join(r.outcome.settings),
                 r.outcome.task_data or NOT_RECORDED,
                 r.outcome.instruction_source or NOT_RECORDED,
+                r.outcome.rubric or NOT_RECORDED,
             )
             counts[key] += 1
     rows: list[Row] = [[*key, n] for key, n in counts.items()]
-    cols = ["setting", "task data", "instructions", "sessions"]
-    return _table("PrefIx: task data and instructions per setting", cols, rows)
+    cols = ["setting", "task data", "instructions", "judge rubric", "sessions"]
+    return _table("PrefIx: task data, instructions and judge rubric per setting", cols, rows)
 
 
 def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
