@@ -1,4 +1,4 @@
-"""Report tables of MPT runs: challenge x query type x method, difficulty x method, and a
+"""Report tables of MPT runs: challenge x regime x method, difficulty x method, and a
 per-method summary."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ HEADERS = ("P-EM", "EA-F1", "OA-F1", "P", "R", "F1")
 
 
 def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
-    """The challenge x query type x method table, the difficulty x method table (query types
+    """The challenge x regime (query type) x method table, the difficulty x method table (query types
     pooled), a per-method summary and the cost tables."""
     evals = _eval_rows(records)
     cells: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)

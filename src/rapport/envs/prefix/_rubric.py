@@ -103,7 +103,7 @@ def _likert(module: Path) -> list[Dimension]:
     except SyntaxError as exc:
         raise RubricError(f"--rubric-from: {module} does not parse") from exc
     for node in ast.walk(tree):
-        target = node.target if isinstance(node, ast.AnnAssign) else None
+        target: ast.expr | None = node.target if isinstance(node, ast.AnnAssign) else None
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
         value = getattr(node, "value", None)
