@@ -40,8 +40,8 @@ HEADERS = ("P-EM", "EA-F1", "OA-F1", "P", "R", "F1")
 
 
 def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
-    """The challenge x regime (query type) x method table, the difficulty x method table (query types
-    pooled), a per-method summary and the cost tables."""
+    """The challenge x regime (query type) x method table, the difficulty x method table
+    (query types pooled), a per-method summary and the cost tables."""
     evals = _eval_rows(records)
     cells: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)
     for r, o in evals:
