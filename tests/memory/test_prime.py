@@ -72,6 +72,8 @@ def roles(name: str = "scripted/a") -> ModelRoles:
 async def run_all(
     memory: PrimeMemory, models: ModelRoles, train: int = 2, **options: Any
 ) -> list[SessionRecord]:
+    # answers: once keeps each episode at three moves (two queries and a wrong answer)
+    options = {"answers": "once", **options}
     bench = GymBenchmark(
         GymOptions(env=["function"], train_episodes=train, eval_episodes=1, horizon=4, **options)
     )

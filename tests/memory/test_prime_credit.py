@@ -50,15 +50,30 @@ def test_the_anchor_is_the_key_turn_with_the_most_credit() -> None:
     assert anchor_turn([0, 0, 1], [0, 1, 2], method="Equalized") == 0
 
 
-def test_the_trajectory_reward_is_discounted_like_reward_to_go() -> None:
+def test_the_r2g_trajectory_reward_is_discounted_like_reward_to_go() -> None:
     # a right answer at the third turn: 0.8^2 * 1
     assert discounted_return([0, 0, 1]) == pytest.approx(0.64)
-    assert trajectory_reward([0, 0, 1], score=1.0) == pytest.approx(0.64)
+    assert trajectory_reward([0, 0, 1], score=1.0, how="R2G") == pytest.approx(0.64)
     assert trajectory_reward([0, 0, 1], score=1.0, how="score") == 1.0
     # intention-like: details at turns 1-3, a redundant question costs 0.05, clipped to [0, 1]
-    assert trajectory_reward([0.5, 0.3, 0.2], 1.0) == pytest.approx(0.5 + 0.24 + 0.128)
-    assert trajectory_reward([-0.05], 0.0) == 0.0
+    assert trajectory_reward([0.5, 0.3, 0.2], 1.0, how="R2G") == pytest.approx(0.5 + 0.24 + 0.128)
+    assert trajectory_reward([-0.05], 0.0, how="R2G") == 0.0
     assert discounted_return([]) == 0.0
+
+
+def test_the_zone_follows_the_outcome_even_for_a_success_at_the_last_turn() -> None:
+    # solved with the 16th and last allowed move: the paper's R(tau) = 1, golden
+    late = [0.0] * 15 + [0.8]
+    assert trajectory_reward(late, score=0.8, success=True) == 1.0
+    assert zone_of(trajectory_reward(late, score=0.8, success=True)) == "golden"
+    # not solved: the gym's score, whenever it was earned
+    assert trajectory_reward(late, score=0.5, success=False) == 0.5
+    assert zone_of(trajectory_reward([0.0] * 16, score=0.0)) == "warning"
+    # the earlier default discounted it from the first turn: 0.8 * 0.8^15, a warning
+    assert zone_of(trajectory_reward(late, 0.8, "R2G", success=True)) == "warning"
+    assert trajectory_reward(late, 0.8, "score", success=True) == 0.8
+    # credit still goes to the turns by reward-to-go: the last turns are the key ones
+    assert key_turns(late) == [13, 14, 15]
 
 
 def test_reward_to_go_without_any_signal_spreads_like_equalized() -> None:

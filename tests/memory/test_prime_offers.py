@@ -139,3 +139,28 @@ async def test_the_prune_basis_option_reaches_the_pruning() -> None:
     assert (await pruned(prune_basis="offers", min_offers=3))["exp-1"] == (
         "retrieved 0 times at 3 offered turns (< 2)"
     )
+
+
+def late_success() -> SessionRecord:
+    """Solved with the 16th and last allowed move (the gym's score 0.8)."""
+    record = train_record()
+    record.turns, record.events = record.turns[:1], []
+    for i in range(16):
+        reward = 0.8 if i == 15 else 0.0
+        record.turns += [
+            Turn(index=2 * i + 1, speaker="agent", text=f"[action] f({i}, 0, 0, 0)"),
+            Turn(index=2 * i + 2, speaker="user", text=f"f({i}, 0, 0, 0) = {i}"),
+        ]
+        record.events.append(RewardEvent(turn=2 * i + 1, reward=reward))
+    record.outcome = GymOutcome(env="function", horizon=16, trajectory_reward=0.8, success=True)
+    return record
+
+
+def test_a_late_success_is_no_poor_outcome_for_what_it_retrieved() -> None:
+    for how, poor in (("outcome", 0), ("score", 0), ("R2G", 1)):
+        memory = prime(trajectory_reward=how)
+        memory.library.add(exp(1))
+        pending = PendingEpisode(round=0, record=late_success(), retrieved={"exp-1": 2})
+        memory._track([("k", pending)], iteration=1)
+        e = memory.library.experiences["exp-1"]
+        assert (e.uses, e.successes, e.poor_uses) == (1, 1, poor), how

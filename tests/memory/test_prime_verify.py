@@ -256,3 +256,17 @@ async def test_the_embedded_model_distils_a_function_episode_through_the_checks(
         assert e.action == "[answer] rule: a + b; value: 3", "the log writes the action"
         assert (e.zone, e.stage) == ("warning", "exploration") and e.lesson.strip()
     assert all(d.startswith('"') and d.endswith(")") for d in out.dropped)
+
+
+async def test_an_episode_solved_at_its_last_allowed_turn_is_distilled_as_golden() -> None:
+    moves = [(f"[action] f({i}, 0, 0, 0)", f"f({i}, 0, 0, 0) = {i + 1}") for i in range(15)]
+    moves.append(("[answer] rule: a + 1; value: 8", "Scored: rule correct, value correct."))
+    record = _record(moves, 1.0, horizon=16, success=True)
+    record.events[-1] = RewardEvent(turn=31, reward=1.0, move=moves[-1][0])
+    api = _distiller("Query each input alone before giving the rule.")
+    memory = ModelRoles({"all": api}).get("memory")
+    golden = await distill(memory, record, library_id="e1", iteration=1)
+    assert [(e.zone, e.stage) for e in golden.experiences] == [("golden", "completion")]
+    assert "reward 1.00" in golden.experiences[0].events[0].note
+    discounted = await distill(memory, record, library_id="e2", iteration=1, reward_of="R2G")
+    assert [e.zone for e in discounted.experiences] == ["warning"], "0.8**15 of the reward"

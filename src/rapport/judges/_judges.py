@@ -162,7 +162,11 @@ class MultiJudge:
                     )
                 except ModelError as exc:
                     where = f"judge:{judge}:{repeat}"
-                    result.errors.append(ErrorEvent(where=where, message=str(exc)[:500]))
+                    result.errors.append(
+                        ErrorEvent(
+                            where=where, message=str(exc)[:500], error_type=type(exc).__name__
+                        )
+                    )
         return result
 
     def _config(self, models: ModelRoles, judge: str, repeat: int, key: str) -> GenerateConfig:

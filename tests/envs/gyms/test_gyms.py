@@ -198,6 +198,47 @@ def test_turtle_answer_scores_share_of_key_points() -> None:
     assert gym.trajectory_reward == pytest.approx(1 / len(kp))
 
 
+def test_answers_are_rewarded_by_their_gain_until_one_solves_the_episode() -> None:
+    # UserRL's rule: a partial answer leaves the episode open; each answer earns its gain
+    function = FunctionGym()
+    function.reset(1)
+    value = function.hidden()["test_value"]
+    rule = function.hidden()["rule"]
+    steps = [
+        function.step("[action] f(1, 0, 0, 0)"),
+        function.step(f"[answer] rule: a; value: {value}"),
+        function.step(f"[answer] rule: a; value: {value + 1}"),
+        function.step(f"[answer] rule: {rule}; value: {value}"),
+    ]
+    assert [s.reward for s in steps] == [0.0, 0.5, 0.0, 0.5]
+    assert [s.done for s in steps] == [False, False, False, True]
+    assert function.trajectory_reward == sum(function.rewards) == 1.0 and function.success
+    turtle = TurtleGym()
+    turtle.reset(next(s for s in range(20) if len(_points(turtle, s)) >= 2))
+    kp = turtle.hidden()["key_points"]
+    first = turtle.step(f"[answer] {kp[0]['keywords'][0]}")
+    assert not first.done and "covers 1 of the story's" in first.observation
+    every = " ".join(str(p["keywords"][0]) for p in kp)
+    last = turtle.step(f"[answer] {every}")
+    assert last.done and last.reward == pytest.approx(1 - 1 / len(kp))
+    assert sum(turtle.rewards) == pytest.approx(turtle.trajectory_reward) == 1.0
+
+
+def test_the_once_rule_ends_the_episode_at_the_first_answer() -> None:
+    gym = FunctionGym(answers="once")
+    gym.reset(1)
+    step = gym.step(f"[answer] rule: a; value: {gym.hidden()['test_value']}")
+    assert step.done and step.reward == gym.trajectory_reward == 0.5
+    turtle = TurtleGym(answers="once")
+    turtle.reset(0)
+    assert turtle.step("[answer] nothing to do with it").done
+
+
+def _points(gym: TurtleGym, seed: int) -> list[dict[str, object]]:
+    gym.reset(seed)
+    return list(gym.hidden()["key_points"])
+
+
 def test_the_first_move_at_a_line_start_wins_over_imagined_later_moves() -> None:
     message = (
         "[search] try simple functions first\n\n[answer] rule: a + b; value: 10\n"

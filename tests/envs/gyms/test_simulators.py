@@ -27,11 +27,13 @@ async def test_turtle_judge_credits_paraphrased_key_points() -> None:
     judge = ModelRoles({"all": ScriptedAPI([json.dumps({"covered": list(range(1, n + 1))})])})
     answer = "[answer] something said in entirely other words"
     step = await gym.astep(answer, None)
-    assert step.done and gym.trajectory_reward == 0.0  # no judge: signal words only
+    assert not step.done and gym.trajectory_reward == 0.0  # no judge: signal words only
+    assert "covers 0 of the story's" in step.observation, "the story stays hidden"
     gym.reset(0)
     gym.judge = judge.get("judge")
     step = await gym.astep(answer, None)
     assert step.done and gym.trajectory_reward == 1.0
+    assert step.observation.startswith("The story: ")
 
 
 async def test_turtle_host_reply_is_reduced_to_yes_no_irrelevant() -> None:

@@ -94,10 +94,16 @@ async def test_a_gold_answer_scores_full_marks() -> None:
     assert evals
     for record in evals:
         assert record.scores["p_em"] == 1.0 and record.scores["oa_f1"] == 1.0
-        assert record.scores["valid"] == 1.0
+        assert record.scores["ea_f1"] == 1.0 and record.scores["valid"] == 1.0
         assert record.scores["token_ratio"] == pytest.approx(1.0)
     tables = bench.report_tables(evals)
-    assert tables[0].columns[:5] == ["method", "challenge", "query type", "n", "P-EM"]
+    assert tables[0].columns[:10] == [
+        *("method", "challenge", "regime", "n"),
+        *("P-EM", "EA-F1", "OA-F1", "P", "R", "F1"),
+    ]
+    for row in tables[0].rows:  # each regime shows its own metrics, as the paper reports them
+        guided, free = row[4:7], row[7:10]
+        assert (free if row[2] == "context-guided" else guided) == ["-"] * 3
 
 
 async def test_an_output_that_stays_invalid_is_an_error_not_a_crash() -> None:

@@ -126,3 +126,46 @@ def test_summarize_reports_means_and_token_ratio() -> None:
 
 def test_token_count_is_a_char_approximation() -> None:
     assert count_tokens("") == 0 and count_tokens("abcd") == 1 and count_tokens("abcde") == 2
+
+
+def test_ea_f1_counts_only_the_gold_calls_own_values_worked_example() -> None:
+    # gold GetHotels(average_star in {1, 2}, location=Vallejo): the call's own value is 2
+    gold = {"name": "GetHotels", "arguments": {"average_star": 2, "location": "Vallejo"}}
+    allowed = {"average_star": [2, 1], "location": ["Vallejo"]}
+
+    def outcome(name: str, predicted: dict[str, object]) -> MPTEvalOutcome:
+        return MPTEvalOutcome(
+            challenge="recall",
+            query_type="context-guided",
+            domain="Hotels",
+            predicted=predicted,
+            predicted_name=name,
+            gold=gold,
+            allowed=allowed,
+            pref_slots=["average_star"],
+            focal_slots=[],
+            valid=True,
+            full_history_tokens=100,
+        )
+
+    # another allowed star: OA counts it, EA does not; has_wifi is extra for both
+    pred = {"average_star": 1, "location": "Vallejo", "has_wifi": True}
+    s = instance_scores(outcome("GetHotels", pred), _allows)
+    assert (s["oa_tp"], s["oa_pred"], s["oa_gold"]) == (2, 3, 2)
+    assert (s["ea_tp"], s["ea_pred"], s["ea_gold"]) == (1, 3, 2)
+    assert s["ea_f1"] == pytest.approx(2 * 1 / (3 + 2)) and s["oa_f1"] == pytest.approx(0.8)
+    exact = instance_scores(
+        outcome("GetHotels", {"average_star": 2, "location": "Vallejo"}), _allows
+    )
+    assert exact["ea_f1"] == 1.0
+    wrong = instance_scores(outcome("GetMovies", {"average_star": 2}), _allows)
+    assert (wrong["ea_tp"], wrong["ea_pred"], wrong["ea_gold"]) == (0, 1, 2)
+    # pooled over the three instances: tp 1 + 2 + 0, predicted 3 + 2 + 1, gold 2 + 2 + 2
+    assert summarize([s, exact, wrong], resamples=10)["ea_f1"] == pytest.approx(2 * 3 / 12)
+
+
+def test_the_context_free_regime_reports_precision_and_recall() -> None:
+    rows = [{"f1_tp": 1, "f1_pred": 2, "f1_gold": 4}, {"f1_tp": 2, "f1_pred": 2, "f1_gold": 2}]
+    s = summarize(rows, resamples=10)
+    assert (s["precision"], s["recall"]) == (pytest.approx(3 / 4), pytest.approx(3 / 6))
+    assert s["f1"] == pytest.approx(2 * 3 / 10)

@@ -24,6 +24,7 @@ from rapport.envs.prefix import (
     task_by_id,
     ux_dimensions,
 )
+from rapport.envs.prefix._rubric import OWN
 from rapport.envs.prefix._session import USER_REPLACED
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
@@ -146,7 +147,7 @@ def test_cli_strings_become_options_and_conditions_pair_prompting_with_memory() 
 
 async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignment() -> None:
     record = await _session(_bench(settings="tool_initiative_reactive"), "p", confirm=True)
-    assert record.scores["accuracy"] == 1.0 and record.scores["coverage"] == 1.0
+    assert record.scores["bfcl_pass"] == 1.0 and record.scores["accuracy"] == 1.0
     assert record.scores["align_recall"] == 1.0 and record.scores["align_precision"] == 1.0
     asked = [e.name for e in record.events_of(ToolCallEvent) if e.interaction]
     assert asked == ["confirmation", "confirmation"]
@@ -176,8 +177,8 @@ async def test_an_agent_doing_the_whole_task_in_its_first_turn_fails_per_turn_ac
     record = await play_session(
         bench, spec, user, models=models, memory=BaseMemory(models), condition=condition
     )
-    assert record.scores["accuracy"] == 0.0  # bfcl-eval's per-turn check fails it
-    assert record.scores["coverage"] == 1.0  # every reference call was made, though
+    assert record.scores["bfcl_pass"] == 0.0  # bfcl-eval's per-turn check fails it
+    assert record.scores["accuracy"] == 1.0  # every reference call was made, though
     assert isinstance(record.outcome, PrefixOutcome) and record.outcome.accuracy is not None
     assert record.outcome.accuracy.failed_turn == 0
 
@@ -189,18 +190,23 @@ async def test_report_tables_show_gains_and_reliability() -> None:
     assert plain.scores["align_recall"] == 0.0 and asked.scores["align_recall"] == 1.0
     tables = bench.report_tables([plain, asked])
     titles = [t.title for t in tables]
-    assert len(titles) == 5 and "reliability" in titles[3]
-    stats = [r[0] for r in tables[3].rows]
+    assert len(titles) == 6 and "reliability" in titles[4]
+    stats = [r[0] for r in tables[4].rows]
     assert "alpha across the 7 UX dimensions" in stats
     assert any(str(s).startswith("CV protocol: repeats (1 judge runs") for s in stats)
     assert "ICC ux (mean of the 7 UX dimensions)" in stats
-    alignment = {(r[1], r[2]): r[4] for r in tables[2].rows if r[0] == "strategy"}
+    alignment = {(r[1], r[2]): r[4] for r in tables[3].rows if r[0] == "strategy"}
     assert alignment[("align_recall", "p+none")] is None  # no_p recall is 0: gain undefined
     summary = {r[0]: r for r in tables[0].rows}
-    assert summary["p+none"][3] == 1.0  # accuracy
+    assert summary["p+none"][3:5] == [1.0, 1.0]  # accuracy, bfcl_pass
+    # the per-setting means: one sample per setting and condition here
+    assert [r[:4] for r in tables[1].rows] == [
+        ["tool_initiative_reactive", "no_p+none", 1, 1.0],
+        ["tool_initiative_reactive", "p+none", 1, 1.0],
+    ]
     installed = "bfcl-eval 2026.3.23 (installed, v4)"
-    assert tables[4].rows == [
-        ["tool_initiative_reactive", installed, "coarsened by the user model", 2]
+    assert tables[5].rows == [
+        ["tool_initiative_reactive", installed, "coarsened by the user model", OWN, 2]
     ]
 
 
@@ -344,3 +350,48 @@ def test_long_results_can_be_cut_for_small_context_models() -> None:
     assert cut("x" * 500, 200) == "x" * 200 + "\n[... 300 more characters not shown]"
     assert _bench(result_chars="1500").options.result_chars == 1500
     assert _bench().options.result_chars is None
+
+
+async def test_judges_read_the_whole_log_and_a_cut_only_past_their_context(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rapport.llm import ContextFull
+
+    monkeypatch.setattr("rapport.envs.prefix._session.JUDGE_WINDOW", 600)
+    seen: list[str] = []
+
+    def small(limit: int) -> ScriptedAPI:
+        def respond(request: Request) -> str:
+            log = request.messages[-1].content
+            seen.append(log)
+            if len(log) > limit:
+                raise ContextFull(f"{len(log)} characters are past this judge's context")
+            entry = {"score": 3, "justification": "seen", "evidence_turns": []}
+            return json.dumps({d.id: entry for d in ux_dimensions()})
+
+        return ScriptedAPI(responder=respond)
+
+    def models(judge: ScriptedAPI) -> ModelRoles:
+        user = ScriptedAPI(responder=_user)
+        return ModelRoles({"agent": _agent(True), "user": user, "judge": judge})
+
+    bench = _bench(settings="tool_initiative_reactive")
+    whole = await _session_with(bench, models(small(10**6)))
+    assert not whole.events_of(NoteEvent) and whole.events_of(JudgeEvent)
+    assert "omitted" not in seen[-1] and all(t.text.strip() in seen[-1] for t in whole.turns)
+    cut = await _session_with(bench, models(small(len(seen[-1]) - 1)))
+    [note] = cut.events_of(NoteEvent)
+    assert "past a judge's context" in note.text and "600 characters" in note.text
+    assert cut.events_of(JudgeEvent) and "[... turns omitted ...]" in seen[-1]
+    windowed = await _session_with(_bench(settings="tool_initiative_reactive", judge_chars="1000"))
+    assert not windowed.events_of(NoteEvent), "a window asked for is no cut past the context"
+
+
+async def _session_with(bench: PrefixBenchmark, models: ModelRoles | None = None) -> SessionRecord:
+    user = next(u for u in bench.users(1, 0) if u.preferences == ["tool_initiative_reactive"])
+    spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
+    models = models or _models(True)
+    condition = Condition(name="p+none", memory="none", settings={"prompting": "p"})
+    return await play_session(
+        bench, spec, user, models=models, memory=BaseMemory(models), condition=condition
+    )

@@ -30,8 +30,8 @@ def test_replaying_ground_truth_turn_by_turn_scores_full_accuracy(category: str)
         trial = replay_turns(task, task.ground_truth)
         assert not any(c.refused for c in trial.log), task.id
         result = check_accuracy(task, trial)
-        passed += result.accuracy
-        covered += result.coverage
+        passed += result.bfcl_pass
+        covered += result.accuracy
     assert passed / len(tasks) == 1.0 and covered / len(tasks) == 1.0
 
 
@@ -40,19 +40,19 @@ def test_every_call_in_the_last_turn_fails_as_in_bfcl_eval(task_id: str) -> None
     task = task_by_id(task_id)
     late = [[] for _ in task.ground_truth[:-1]] + [task.reference_calls]
     result = check_accuracy(task, replay_turns(task, late))
-    assert result.accuracy == 0.0 and result.failed_turn == 0
+    assert result.bfcl_pass == 0.0 and result.failed_turn == 0
     assert result.error_type == "multi_turn:empty_turn_model_response"
-    assert result.coverage == 1.0  # PrefIx's coverage is unordered: every call was made
+    assert result.accuracy == 1.0  # PrefIx's coverage is unordered: every call was made
     early = [task.reference_calls] + [[] for _ in task.ground_truth[1:]]
     first = check_accuracy(task, replay_turns(task, early))
-    assert first.accuracy == 0.0 and first.failed_turn == 0
+    assert first.bfcl_pass == 0.0 and first.failed_turn == 0
 
 
 def test_all_calls_in_the_last_turn_pass_almost_never_over_the_base_category() -> None:
     passed = 0.0
     for task in load_tasks("base"):
         late = [[] for _ in task.ground_truth[:-1]] + [task.reference_calls]
-        passed += check_accuracy(task, replay_turns(task, late)).accuracy
+        passed += check_accuracy(task, replay_turns(task, late)).bfcl_pass
     assert passed <= 5  # bfcl-eval's checker passes 3 of 200 such trajectories
 
 
@@ -61,8 +61,8 @@ def test_a_trial_that_skips_a_write_loses_accuracy_and_coverage() -> None:
     turns = [list(t) for t in task.ground_truth]
     turns[-1] = turns[-1][:-1]
     result = check_accuracy(task, replay_turns(task, turns))
-    assert result.accuracy == 0.0 and not result.success
-    assert result.coverage < 1.0 and len(result.missing) == 1
+    assert result.bfcl_pass == 0.0 and not result.success
+    assert result.accuracy < 1.0 and len(result.missing) == 1
 
 
 def test_a_held_back_function_is_only_offered_from_its_turn() -> None:
@@ -145,3 +145,23 @@ def test_the_per_turn_verdict_agrees_with_bfcl_evals_own_checker(category: str) 
             name = f"rapport_probe_{category}_{kind}_{n}"  # bfcl keeps instances per name
             theirs = multi_turn_checker(decoded, task.ground_truth, entries[task.id], "", name)
             assert ours == theirs["valid"], (task.id, kind)
+
+
+def test_three_of_four_reference_calls_is_accuracy_075_while_bfcl_fails_the_task() -> None:
+    task = task_by_id("multi_turn_base_7")
+    assert len(task.reference_calls) == 4
+    # every call but the last, each in its turn; the last turn makes none
+    turns = [list(t) for t in task.ground_truth]
+    turns[-1] = []
+    result = check_accuracy(task, replay_turns(task, turns))
+    assert result.accuracy == 0.75 and (result.matched, result.reference) == (3, 4)
+    assert result.bfcl_pass == 0.0 and result.error_type == "multi_turn:empty_turn_model_response"
+
+
+def test_an_accuracy_stored_with_coverage_reads_back_in_todays_fields() -> None:
+    from rapport.envs.prefix import Accuracy
+
+    old = {"accuracy": 0.0, "coverage": 0.5, "turns": 2, "turns_passed": 0}
+    old |= {"matched": 1, "reference": 2}
+    read = Accuracy.model_validate(old)
+    assert (read.accuracy, read.bfcl_pass) == (0.5, 0.0)

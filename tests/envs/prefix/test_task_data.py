@@ -28,12 +28,15 @@ from rapport.envs.prefix import (
     SafeExecutor,
     TaskDataError,
     check_accuracy,
+    get_setting,
     installed_task_data,
     open_paper_tasks,
     open_task_data,
     replay_turns,
+    rubric_from,
 )
 from rapport.envs.prefix._task_data import installed_version
+from rapport.log import JudgeEvent
 from rapport.store import RunStore
 
 PUBLISHED = Path(__file__).parent / "data" / "published"
@@ -277,7 +280,7 @@ def test_a_scripted_run_on_v3_data_and_fixed_tasks_reports_where_each_came_from(
     assert main(argv) == 0
     report = capsys.readouterr().out
     label = "BFCL v3 from folder bfcl_v3" + DOCS_NOTE
-    table = report.split("PrefIx: task data and instructions per setting", 1)[1]
+    table = report.split("PrefIx: task data, instructions and judge rubric per setting", 1)[1]
     rows = {line.split()[0]: line for line in table.splitlines()[3:] if line.strip()}
     assert f"{label}  PrefIX fixed tasks (Processing/{COMPACT})" in rows["presentation_compact"]
     assert f"{label}  PrefIX fixed tasks (Processing/{UPFRONT})" in rows["info_collect_upfront"]
@@ -564,3 +567,46 @@ def test_task_data_errors_are_value_errors_with_one_line() -> None:
     with pytest.raises(TaskDataError, match=r"^task data /nowhere/at/all: ") as caught:
         open_task_data("/nowhere/at/all")
     assert isinstance(caught.value, ValueError) and "\n" not in str(caught.value)
+
+
+def test_a_scripted_run_with_the_rubric_from_a_prefix_checkout(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _run(tmp_path, "--settings", "tool_low", "--condition", "p")
+    argv += ["--rubric-from", str(PREFIX)]
+    assert main(argv) == 0
+    report = capsys.readouterr().out
+    table = report.split("PrefIx: task data, instructions and judge rubric per setting", 1)[1]
+    assert "PrefIX checkout (PrefIX)" in table
+    with RunStore.open_readonly(tmp_path / "run") as store:
+        records = store.sessions()
+    assert records and all(r.status == "ok" for r in records)
+    judged = {e.dimension for r in records for e in r.events_of(JudgeEvent)}
+    assert judged == {
+        "initiative_timing",
+        "interaction_preference_alignment",
+        "overall_user_experience",
+    }
+    scores = records[0].scores
+    assert "alignment" in scores and "ux" in scores
+    assert scores["ux"] == pytest.approx(
+        (scores["ux.initiative_timing"] + scores["ux.overall_user_experience"]) / 2
+    )
+
+
+def test_a_rubric_path_without_the_judge_files_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _run(tmp_path, "--settings", "tool_low", "--rubric-from", str(tmp_path))
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--rubric-from: no openrouter_judge.py" in err[0]
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_rubric_instructions_name_the_persona_from_the_checkout() -> None:
+    rubric = rubric_from(PREFIX)
+    assert [d.id for d in rubric.dimensions][1] == "interaction_preference_alignment"
+    text = rubric.instructions([get_setting("tool_low")])
+    assert "Persona: tool_low. Described as: Fixture: a user who wants few tool" in text
+    assert "{{" not in text

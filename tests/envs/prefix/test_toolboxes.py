@@ -43,16 +43,16 @@ def test_ground_truth_replayed_turn_by_turn_passes_every_toolbox_task() -> None:
         trial = replay_turns(task, task.ground_truth)
         assert not any(c.refused or c.error for c in trial.log), task.id
         result = check_accuracy(task, trial)
-        assert (result.accuracy, result.coverage) == (1.0, 1.0), (task.id, result)
+        assert (result.accuracy, result.bfcl_pass) == (1.0, 1.0), (task.id, result)
 
 
 @pytest.mark.parametrize("task", load_tasks("toolbox"), ids=lambda t: t.id)
 def test_every_call_in_the_last_turn_fails(task) -> None:  # type: ignore[no-untyped-def]
     turns = [[] for _ in task.ground_truth[:-1]] + [task.reference_calls]
     result = check_accuracy(task, replay_turns(task, turns))
-    assert result.accuracy == 0.0
+    assert result.bfcl_pass == 0.0
     assert result.error_type == "multi_turn:empty_turn_model_response"
-    assert result.coverage == 1.0
+    assert result.accuracy == 1.0
 
 
 def test_a_wrong_order_fails_the_state_check_of_its_turn() -> None:
@@ -60,7 +60,7 @@ def test_a_wrong_order_fails_the_state_check_of_its_turn() -> None:
     turns = [list(t) for t in task.ground_truth]
     turns[1] = ["place_order(order_type='Buy', symbol='TSLA', price=660.0, amount=2)"]
     result = check_accuracy(task, replay_turns(task, turns))
-    assert result.accuracy == 0.0 and result.failed_turn == 1
+    assert result.bfcl_pass == 0.0 and result.failed_turn == 1
     assert result.error_type == "multi_turn:instance_state_mismatch"
 
 
@@ -69,7 +69,7 @@ def test_a_wrong_read_fails_the_response_check_of_its_turn() -> None:
     turns = [list(t) for t in task.ground_truth]
     turns[1] = ["compute_exchange_rate(base_currency='USD', target_currency='GBP', value=440.0)"]
     result = check_accuracy(task, replay_turns(task, turns))
-    assert result.accuracy == 0.0 and result.failed_turn == 1
+    assert result.bfcl_pass == 0.0 and result.failed_turn == 1
     assert result.error_type == "multi_turn:execution_response_mismatch"
 
 
@@ -224,5 +224,5 @@ async def test_a_toolbox_task_plays_as_a_whole_session_on_scripted_models() -> N
     record = await play_session(
         bench, spec, user_spec, models=models, memory=BaseMemory(models), condition=condition
     )
-    assert record.scores["accuracy"] == 1.0 and record.scores["coverage"] == 1.0
+    assert record.scores["bfcl_pass"] == 1.0 and record.scores["accuracy"] == 1.0
     assert record.scores["align_recall"] == 1.0 and record.scores["align_precision"] == 1.0

@@ -21,8 +21,8 @@ from rapport.log import (
 )
 
 from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog
-from ._core import EASY_HORIZON, HORIZON, Gym
-from ._registry import EASY, GYMS, make_gym
+from ._core import EASY_HORIZON, HORIZON, AnswerRule, Gym
+from ._registry import ANSWERED, EASY, GYMS, make_gym
 from ._report import report_tables
 from ._types import GymOutcome, GymTask
 
@@ -61,6 +61,11 @@ class GymOptions(BaseModel):
     move_tokens: int = Field(default=200, ge=16, le=2000)
     """Tokens the agent may generate per move: a move takes one line, and a small model
     that goes on to imagine the reply spends the rest (its first move counts)."""
+    answers: AnswerRule = "retry"
+    """FunctionGym and TurtleGym: ``retry`` (UserRL's rule): an answer short of solving the
+    episode does not end it, and each answer is rewarded with its gain over the best so far;
+    ``once``: the first answer ends the episode (TelepathyGym always goes on after a wrong
+    guess)."""
     policy_chars: int = Field(default=1500, ge=0)
     """TauGym: characters of the condensed domain policy shown to the agent (0: none)."""
 
@@ -191,6 +196,8 @@ class GymBenchmark(Benchmark):
         options: dict[str, Any] = {}
         if env in EASY:
             options["difficulty"] = self.options.difficulty
+        if env in ANSWERED:
+            options["answers"] = self.options.answers
         if env == "tau":
             options["policy_chars"] = self.options.policy_chars
         return options

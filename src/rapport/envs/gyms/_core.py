@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from rapport.agents import SINGLE_LINE, Action, parse_action
 from rapport.llm import Model
@@ -14,6 +14,11 @@ HORIZON = 16
 """Default number of agent turns in an episode."""
 EASY_HORIZON = 8
 """Default number of agent turns at ``difficulty="easy"``."""
+
+AnswerRule = Literal["retry", "once"]
+"""``retry``: an answer short of solving the episode does not end it, and each answer is
+rewarded with its gain over the best answer so far (UserRL's FunctionGym, TelepathyGym and
+TurtleGym); ``once``: the first answer ends the episode and is its score."""
 
 _REPEATABLE = SINGLE_LINE | {"answer"}
 """The moves a gym remembers, so that making one again is a repeat (see `_made_key`)."""
@@ -65,9 +70,15 @@ class Gym:
     query in a fixed form, or there is no ``[action]``)."""
     difficulties: ClassVar[tuple[str, ...]] = ("normal",)
     """The difficulties the gym draws episodes at."""
+    solved_at: ClassVar[float] = 1.0
+    """The answer score that ends an episode under the ``retry`` answer rule."""
 
     def __init__(
-        self, horizon: int = HORIZON, split: str = "train", difficulty: str = "normal"
+        self,
+        horizon: int = HORIZON,
+        split: str = "train",
+        difficulty: str = "normal",
+        answers: AnswerRule = "retry",
     ) -> None:
         if difficulty not in self.difficulties:
             raise ValueError(
@@ -77,6 +88,7 @@ class Gym:
         self.horizon = horizon
         self.split = split
         self.difficulty = difficulty
+        self.answers = answers
         self.turn = 0
         self.done = False
         self.score = 0.0
@@ -243,6 +255,14 @@ class Gym:
 
     def _answer(self, text: str) -> Step:
         return self._no_such_move("answer")
+
+    def _graded(self, score: float, observation: str, info: dict[str, Any]) -> Step:
+        """An answer's step under the answer rule (`AnswerRule`): the reward is the answer's
+        gain over the best one so far, and the episode's score is the best answer's."""
+        gain = max(0.0, score - self.score)
+        self.score = max(self.score, score)
+        done = self.answers == "once" or score >= self.solved_at
+        return Step(observation, gain, done, info)
 
     def _no_such_move(self, kind: str) -> Step:
         """A move the gym does not take: say so and name the ones it does."""

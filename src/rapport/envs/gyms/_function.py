@@ -66,8 +66,9 @@ _RULE = re.compile(
 class FunctionGym(Gym):
     """Hidden f(a, b, c, d) from seeded families; exact scoring of the rule and a test value.
 
-    Score: 0.5 if the stated rule agrees with f on 30 seeded probe inputs, plus 0.5 if the
-    test value is exact.
+    An answer scores 0.5 if the stated rule agrees with f on 30 seeded probe inputs, plus
+    0.5 if the test value is exact. Under the ``retry`` answer rule a wrong answer earns
+    its gain over the best so far and the episode goes on until both are right.
     """
 
     name: ClassVar[str] = "function"
@@ -149,13 +150,11 @@ class FunctionGym(Gym):
 
     def _answer(self, text: str) -> Step:
         rule_ok, value_ok = self._rule_matches(text), self._value_matches(text)
-        self.score = 0.5 * rule_ok + 0.5 * value_ok
         verdict = (
             f"rule {'correct' if rule_ok else 'wrong'}, value {'correct' if value_ok else 'wrong'}"
         )
-        return Step(
-            f"Scored: {verdict}.", self.score, True, {"rule_ok": rule_ok, "value_ok": value_ok}
-        )
+        info = {"rule_ok": rule_ok, "value_ok": value_ok}
+        return self._graded(0.5 * rule_ok + 0.5 * value_ok, f"Scored: {verdict}.", info)
 
     def _coerce(self, message: str) -> Action | None:
         """An untagged message: a stated rule is an answer; else its first f(...) without a

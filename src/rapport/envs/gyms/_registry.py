@@ -21,6 +21,8 @@ GYMS: dict[str, str] = {
 
 EASY = frozenset({"function", "telepathy", "turtle", "intention"})
 """The gyms with easier instances at ``difficulty="easy"``."""
+ANSWERED = frozenset({"function", "turtle"})
+"""The gyms that take the ``answers`` rule (`AnswerRule`)."""
 
 
 class UnknownGymError(ValueError):

@@ -21,8 +21,10 @@ class Coverage(BaseModel):
 class TurtleGym(Gym):
     """The agent asks yes/no questions about a puzzle, then explains what really happened.
 
-    Score = the share of key points the final explanation covers: by the ``judge``-like
-    model given to `astep` when there is one, else by each key point's signal words.
+    An explanation scores the share of key points it covers: by the ``judge``-like model
+    given to `astep` when there is one, else by each key point's signal words. Under the
+    ``retry`` answer rule an explanation below 0.9 (UserRL's bar) is told how many points it
+    covers and the episode goes on; each earns its gain over the best so far.
     Questions that touch a key point's words are answered "yes" by code; others go to
     the model (yes / no / irrelevant) or get "irrelevant" without one.
     """
@@ -40,6 +42,7 @@ class TurtleGym(Gym):
     }
 
     difficulties: ClassVar[tuple[str, ...]] = ("normal", "easy")
+    solved_at: ClassVar[float] = 0.9
 
     def _start(self) -> str:
         self.puzzle: dict[str, Any] = self.rng.choice(
@@ -76,8 +79,14 @@ class TurtleGym(Gym):
         return self._scored(self.covered_by_code(text))
 
     def _scored(self, covered: list[bool]) -> Step:
-        self.score = sum(covered) / len(covered)
-        return Step(f"The story: {self.puzzle['hidden']}", self.score, True, {"covered": covered})
+        score = sum(covered) / len(covered)
+        step = self._graded(score, f"The story: {self.puzzle['hidden']}", {"covered": covered})
+        if not step.done:  # the story stays hidden while the episode goes on
+            step.observation = (
+                f"Your explanation covers {sum(covered)} of the story's {len(covered)} key "
+                "points. Ask more, then explain again."
+            )
+        return step
 
     async def astep(self, message: str, model: Model | None = None) -> Step:
         action = self.parse(message)

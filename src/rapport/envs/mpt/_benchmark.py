@@ -96,7 +96,7 @@ class MPTBenchmark(Benchmark):
     name = "mpt"
     options_model = MPTOptions
     uses: ClassVar[frozenset[GenericSetting]] = frozenset({"users"})
-    metrics = ("p_em", "oa_f1", "f1", "token_ratio")
+    metrics = ("p_em", "ea_f1", "oa_f1", "f1", "token_ratio")
     lower_is_better = frozenset({"token_ratio"})
     produces = (MPTHistoryOutcome, MPTEvalOutcome)
     roles = ("user",)

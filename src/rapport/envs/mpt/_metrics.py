@@ -229,6 +229,22 @@ def _oa(outcome: MPTEvalOutcome, pred: dict[str, Any], allows: Allows, month_nam
     return tp, len(pred), len(allowed)
 
 
+def _ea(outcome: MPTEvalOutcome, pred: dict[str, Any], month_names: bool) -> Counts:
+    """EA counts: a predicted slot is a true positive only when its value is the gold call's
+    own (no allowed alternative, no open slot); a call to the wrong function matches nothing."""
+    gold = _present(outcome.gold["arguments"])
+    if (outcome.predicted_name or outcome.gold["name"]) != outcome.gold["name"]:
+        return 0, len(pred), len(gold)
+    tp = sum(
+        1
+        for s, v in pred.items()
+        if s in gold
+        and normalize(s, v, month_names=month_names)
+        == normalize(s, gold[s], month_names=month_names)
+    )
+    return tp, len(pred), len(gold)
+
+
 def preference_counts(
     outcome: MPTEvalOutcome, pred: dict[str, Any], *, month_names: bool = False
 ) -> tuple[int, int, int]:
@@ -269,6 +285,7 @@ def instance_scores(
     # No call (the output stayed invalid) names no function: nothing about it is right.
     right = outcome.predicted is not None and (outcome.predicted_name or gold_name) == gold_name
     oa = _oa(outcome, pred, allows, month_names)
+    ea = _ea(outcome, pred, month_names)
     ptp, pfp, pfn = preference_counts(outcome, pred, month_names=month_names)
     st = strict_counts(pred, outcome.gold["arguments"], outcome.open_slots, month_names=month_names)
     if not right:
@@ -287,6 +304,10 @@ def instance_scores(
         "oa_pred": float(oa[1]),
         "oa_gold": float(oa[2]),
         "oa_f1": f1(*oa),
+        "ea_tp": float(ea[0]),
+        "ea_pred": float(ea[1]),
+        "ea_gold": float(ea[2]),
+        "ea_f1": f1(*ea),
         "f1_tp": float(st[0]),
         "f1_pred": float(st[1]),
         "f1_gold": float(st[2]),
@@ -311,6 +332,18 @@ def micro_f1(rows: Sequence[Mapping[str, float]], prefix: str) -> float:
     return f1(*(sum(r.get(f"{prefix}_{k}", 0.0) for r in rows) for k in ("tp", "pred", "gold")))
 
 
+def micro_precision(rows: Sequence[Mapping[str, float]], prefix: str) -> float:
+    """Micro precision of a counted metric: true positives over predicted."""
+    tp, pred = (sum(r.get(f"{prefix}_{k}", 0.0) for r in rows) for k in ("tp", "pred"))
+    return tp / pred if pred else 0.0
+
+
+def micro_recall(rows: Sequence[Mapping[str, float]], prefix: str) -> float:
+    """Micro recall of a counted metric: true positives over gold."""
+    tp, gold = (sum(r.get(f"{prefix}_{k}", 0.0) for r in rows) for k in ("tp", "gold"))
+    return tp / gold if gold else 0.0
+
+
 def mean_of(key: str) -> Callable[[Sequence[Mapping[str, float]]], float]:
     """A statistic: the mean of one score."""
 
@@ -327,11 +360,15 @@ def micro_of(prefix: str) -> Callable[[Sequence[Mapping[str, float]]], float]:
 
 
 def summarize(rows: Sequence[Mapping[str, float]], *, resamples: int = 1000) -> dict[str, Any]:
-    """P-EM, OA-F1, F1 with 95% bootstrap CIs, and the mean token ratio, of a set of instances."""
+    """P-EM, EA-F1, OA-F1 (the context-guided regime's), P / R / F1 (the context-free
+    regime's) with 95% bootstrap CIs, and the mean token ratio, of a set of instances."""
     out: dict[str, Any] = {"n": len(rows)}
     for name, stat in (
         ("p_em", mean_of("p_em")),
+        ("ea_f1", micro_of("ea")),
         ("oa_f1", micro_of("oa")),
+        ("precision", lambda rows: micro_precision(rows, "f1")),
+        ("recall", lambda rows: micro_recall(rows, "f1")),
         ("f1", micro_of("f1")),
     ):
         out[name] = stat(rows) if rows else math.nan

@@ -1,4 +1,4 @@
-"""Report tables of MPT runs: challenge x query type x method, difficulty x method, and a
+"""Report tables of MPT runs: challenge x regime x method, difficulty x method, and a
 per-method summary."""
 
 from __future__ import annotations
@@ -32,9 +32,16 @@ def _eval_rows(records: Sequence[SessionRecord]) -> list[tuple[SessionRecord, MP
     return [(r, r.outcome) for r in records if isinstance(r.outcome, MPTEvalOutcome) and r.scores]
 
 
+GUIDED = ("p_em", "ea_f1", "oa_f1")
+"""The context-guided regime's metrics, as the paper reports them."""
+FREE = ("precision", "recall", "f1")
+"""The context-free regime's metrics (P / R / F1)."""
+HEADERS = ("P-EM", "EA-F1", "OA-F1", "P", "R", "F1")
+
+
 def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
-    """The challenge x query type x method table, the difficulty x method table (query types
-    pooled), a per-method summary and the cost tables."""
+    """The challenge x regime (query type) x method table, the difficulty x method table
+    (query types pooled), a per-method summary and the cost tables."""
     evals = _eval_rows(records)
     cells: dict[tuple[str, str, str], list[dict[str, float]]] = defaultdict(list)
     for r, o in evals:
@@ -46,22 +53,14 @@ def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
         cells.items(), key=lambda kv: (kv[0][0], order.get(kv[0][1], 99), order.get(kv[0][2], 99))
     ):
         s = summarize(scores)
-        f1 = _fmt(s["f1"], s["f1_ci"]) if qtype == "context-free" else "-"
-        rows.append(
-            [
-                method,
-                label(challenge),
-                qtype,
-                s["n"],
-                _fmt(s["p_em"], s["p_em_ci"]),
-                _fmt(s["oa_f1"], s["oa_f1_ci"]),
-                f1,
-                _fmt(s["token_ratio"]),
-            ]
-        )
+        free = qtype == "context-free"
+        cells_of = [_fmt(s[m], s[f"{m}_ci"]) for m in (*GUIDED, *FREE)]
+        shown = ["-"] * len(GUIDED) + cells_of[len(GUIDED) :] if free else cells_of[: len(GUIDED)]
+        shown += [] if free else ["-"] * len(FREE)
+        rows.append([method, label(challenge), qtype, s["n"], *shown, _fmt(s["token_ratio"])])
     main = _make_table(
-        f"MPT: challenge x query type x method (95% bootstrap CI; {_date_rule(evals)})",
-        ["method", "challenge", "query type", "n", "P-EM", "OA-F1", "F1", "tokens / full history"],
+        f"MPT: challenge x regime x method (95% bootstrap CI; {_date_rule(evals)})",
+        ["method", "challenge", "regime", "n", *HEADERS, "tokens / full history"],
         rows,
     )
     extra = [_make_table(title, columns, rows) for title, columns, rows in cost_tables(records)]

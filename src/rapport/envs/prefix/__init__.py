@@ -9,6 +9,7 @@ from ._executor import CallRefused, ExecutionResult, SafeExecutor, parse_call
 from ._failures import FailurePlan, plan_failures
 from ._options import PrefixOptions, combined_users, eligible, ux_dimensions
 from ._paper_tasks import FixedTask, FixedTasks, PaperTasks, open_paper_tasks
+from ._rubric import JudgeRubric, RubricError, own_rubric, rubric_from
 from ._settings import (
     Category,
     InteractionTool,
@@ -63,6 +64,7 @@ __all__ = [
     "FixedTask",
     "FixedTasks",
     "InteractionTool",
+    "JudgeRubric",
     "Needs",
     "PaperTasks",
     "PatternRule",
@@ -72,6 +74,7 @@ __all__ = [
     "PrefixOutcome",
     "PrefixTask",
     "PrefixUserSimulator",
+    "RubricError",
     "SafeExecutor",
     "Setting",
     "SettingAlignment",
@@ -98,11 +101,13 @@ __all__ = [
     "load_tasks",
     "open_paper_tasks",
     "open_task_data",
+    "own_rubric",
     "parse_call",
     "plan_failures",
     "replay_reference",
     "replay_turns",
     "required_literals",
+    "rubric_from",
     "slips_out_of_role",
     "split_items",
     "system_tools",

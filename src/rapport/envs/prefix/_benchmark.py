@@ -22,7 +22,6 @@ from rapport.log import (
 from .._protocol import Benchmark, GenericSetting
 from ._failures import FailurePlan, plan_failures
 from ._options import (
-    ALIGNMENT_DIMENSION,
     PrefixOptions,
     combined_users,
     eligible,
@@ -30,6 +29,7 @@ from ._options import (
 )
 from ._paper_tasks import FixedTasks, PaperTasks, open_paper_tasks
 from ._report import report_tables
+from ._rubric import ALIGNMENT_IDS, own_rubric, rubric_from
 from ._session import COARSENED_BY_MODEL, Plan, PrefixEpisode
 from ._settings import Category, Setting, get_setting
 from ._task_data import check_categories, open_task_data
@@ -50,7 +50,7 @@ class PrefixBenchmark(Benchmark):
     roles = ("user", "judge")
     metrics = (
         "accuracy",
-        "coverage",
+        "bfcl_pass",
         "ux",
         "alignment",
         "align_precision",
@@ -73,6 +73,9 @@ class PrefixBenchmark(Benchmark):
         self.paper: PaperTasks | None = None
         if options.coarsened is not None:
             self.paper = open_paper_tasks(options.coarsened, self.task_data)
+        self.rubric = (
+            own_rubric() if options.rubric_from is None else rubric_from(options.rubric_from)
+        )
 
     def _categories(self, settings: Sequence[Setting]) -> list[Category]:
         return task_categories(settings, self.options.categories)
@@ -169,6 +172,8 @@ class PrefixBenchmark(Benchmark):
             task_data=self.task_data,
             instruction=instruction,
             instruction_source=source,
+            rubric=self.rubric,
+            judge_chars=self.options.judge_chars,
         )
         return PrefixEpisode(
             plan, spec.index, models, lambda settings, t: _failures(settings, t, task.seed)
@@ -191,17 +196,18 @@ class PrefixBenchmark(Benchmark):
         acc, per_setting = outcome.accuracy, outcome.alignment
         scores = {
             "accuracy": acc.accuracy,
-            "coverage": acc.coverage,
+            "bfcl_pass": acc.bfcl_pass,
             "align_precision": _mean([a.precision for a in per_setting]),
             "align_recall": _mean([a.recall for a in per_setting if a.recall is not None]),
         }
         judged = judge_means_from_events(record.events_of(JudgeEvent))
-        ux = {d: judged[d] for d in experience_dimensions() if d in judged}
+        ux = {d: v for d, v in judged.items() if d not in ALIGNMENT_IDS}
         scores |= {f"ux.{d}": v for d, v in ux.items()}
-        if ux:  # the UX score: the seven UX dimensions, preference alignment apart
+        if ux:  # the UX score: the rubric's UX dimensions, preference alignment apart
             scores["ux"] = sum(ux.values()) / len(ux)
-        if ALIGNMENT_DIMENSION in judged:
-            scores["alignment"] = judged[ALIGNMENT_DIMENSION]
+        aligned = [judged[d] for d in ALIGNMENT_IDS if d in judged]
+        if aligned:
+            scores["alignment"] = aligned[0]
         return {k: v for k, v in scores.items() if not math.isnan(v)}
 
     @classmethod

@@ -1,17 +1,17 @@
-"""Tool-use accuracy as bfcl-eval's multi-turn checker decides it, on our executor, and
-PrefIx's unordered coverage of the ground-truth calls beside it.
+"""Tool-use accuracy as PrefIx scores it (the share of the reference calls the agent made),
+and bfcl-eval's per-turn pass/fail beside it, on our executor.
 
-Execution accuracy walks the ground truth turn by turn, as bfcl-eval's
+Accuracy is the share of ground-truth calls the trial made, unordered and counted with
+duplicates (PrefIx's ``gt_coverage``, the paper's tool-use accuracy); calls are compared
+by function and bound arguments rather than by normalised text.
+
+``bfcl_pass`` walks the ground truth turn by turn, as bfcl-eval's
 ``multi_turn_checker`` does: the trial's calls of turn t run on fresh backends, the
 reference calls of turn t on others; a turn whose reference is not empty fails when the
 trial made no call in it; otherwise bfcl's state check compares the backends and bfcl's
 response check looks for turn t's reference responses among every response so far. The
-first failing turn fails the task (accuracy 0), so doing every call in the last turn (or
-the first) fails as it does in bfcl-eval.
-
-Coverage is the share of ground-truth calls the trial made, unordered and counted with
-duplicates (PrefIx's ``gt_coverage``); calls are compared by function and bound
-arguments rather than by normalised text.
+first failing turn fails the task (``bfcl_pass`` 0), so doing every call in the last turn
+(or the first) fails as it does in bfcl-eval.
 """
 
 from __future__ import annotations
@@ -21,16 +21,19 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from ._executor import ExecutionResult, SafeExecutor, parse_call
 from ._tasks import INSTALL_HINT, BfclTask
 
 
 class Accuracy(BaseModel):
-    """A trial against the reference, per turn, and its coverage of the reference calls."""
+    """A trial against the reference: the share of its calls made, and bfcl's turns."""
 
     accuracy: float
+    """PrefIx's tool-use accuracy: reference calls the trial also made (unordered, with
+    duplicates), over all of them."""
+    bfcl_pass: float
     """bfcl-eval's multi-turn verdict: 1.0 when every turn passes, else 0.0."""
     turns: int
     """Turns of the ground truth."""
@@ -40,8 +43,6 @@ class Accuracy(BaseModel):
     """bfcl's error type of the first failing turn (``multi_turn:empty_turn_model_response``,
     ``multi_turn:instance_state_mismatch``, ``multi_turn:execution_response_mismatch``)."""
     failed_turn: int | None = None
-    coverage: float
-    """PrefIx's unordered coverage: reference calls the trial also made, over all of them."""
     matched: int
     reference: int
     missing: list[str] = Field(default_factory=list)
@@ -50,7 +51,16 @@ class Accuracy(BaseModel):
     @property
     def success(self) -> bool:
         """The task passed bfcl-eval's multi-turn check."""
-        return self.accuracy == 1.0
+        return self.bfcl_pass == 1.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stored_before_bfcl_pass(cls, data: Any) -> Any:
+        """A record stored with ``accuracy`` as bfcl's verdict and ``coverage`` beside it."""
+        if isinstance(data, dict) and "coverage" in data and "bfcl_pass" not in data:
+            rest = {k: v for k, v in data.items() if k != "coverage"}
+            data = rest | {"bfcl_pass": data.get("accuracy", 0.0), "accuracy": data["coverage"]}
+        return data
 
 
 def _bfcl_checks() -> tuple[Any, Any]:
@@ -111,12 +121,12 @@ def check_accuracy(task: BfclTask, trial: SafeExecutor) -> Accuracy:
     matched, missing = _coverage(task, model, calls)
     total = len(task.reference_calls)
     return Accuracy(
-        accuracy=0.0 if error else 1.0,
+        accuracy=matched / total if total else 0.0,
+        bfcl_pass=0.0 if error else 1.0,
         turns=len(task.ground_truth),
         turns_passed=passed,
         error_type=error,
         failed_turn=failed,
-        coverage=matched / total if total else 0.0,
         matched=matched,
         reference=total,
         missing=[m[:200] for m in missing],

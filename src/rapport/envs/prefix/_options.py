@@ -55,6 +55,13 @@ class PrefixOptions(BaseModel):
     """Longest system-tool result the agent reads, in characters (longer ones are cut with
     a note); None (default): whole, as bfcl-eval. For small-context local models, since
     long_context results reach 30,000 characters."""
+    judge_chars: int | None = Field(default=None, ge=1000)
+    """Characters of the transcript the UX judges read (the first turns and as many of the
+    last as fit, tool results cut to 300); None (default): the whole log, cut to 12,000 only
+    when it is past a judge's context, with a note on the session."""
+    rubric_from: str | None = None
+    """A PrefIX checkout: the UX judges score its rubric (``LIKERT_DEFINITIONS``) with its
+    prompt template and persona descriptions; None: ours (package data)."""
     max_messages: int = Field(default=180, ge=4)
     """Messages (user, agent and tool turns) after which a session stops."""
     categories: list[Category] = Field(

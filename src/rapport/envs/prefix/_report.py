@@ -57,8 +57,10 @@ def _by_condition(records: Sequence[SessionRecord], metric: str) -> dict[str, fl
     return {c: _mean(v) for c, v in values.items()}
 
 
-SUMMARY = ("accuracy", "ux", "alignment")
-"""Headline metrics: execution accuracy, UX (seven dimensions), preference alignment."""
+SUMMARY = ("accuracy", "bfcl_pass", "ux", "alignment")
+"""Headline metrics, each a mean over the condition's samples (the paper's averaging):
+tool-use accuracy (the share of reference calls made), bfcl-eval's per-turn pass beside
+it, UX (seven dimensions), preference alignment."""
 
 
 def summary_table(records: Sequence[SessionRecord], dropped: dict[str, int]) -> Table:
@@ -81,6 +83,21 @@ def summary_table(records: Sequence[SessionRecord], dropped: dict[str, int]) -> 
         )
     cols = ["condition", "sessions", "dropped", *SUMMARY, *(f"{m} gain %" for m in SUMMARY)]
     return _table("PrefIx: accuracy, UX (7 dimensions) and alignment per condition", cols, rows)
+
+
+def setting_table(records: Sequence[SessionRecord]) -> Table:
+    """The headline metrics per setting (the settings a user holds) and condition: each a
+    mean over that setting's samples."""
+    groups: dict[tuple[str, str], list[SessionRecord]] = defaultdict(list)
+    for r in records:
+        if isinstance(r.outcome, PrefixOutcome):
+            groups[("+".join(r.outcome.settings), r.condition)].append(r)
+    rows: list[Row] = []
+    for (setting, condition), group in sorted(groups.items()):
+        means = [_mean([r.scores.get(m, math.nan) for r in group]) for m in SUMMARY]
+        rows.append([setting, condition, len(group), *(_r(v) for v in means)])
+    cols = ["setting", "condition", "samples", *SUMMARY]
+    return _table("PrefIx: per-setting means", cols, rows)
 
 
 def dimension_table(records: Sequence[SessionRecord]) -> Table:
@@ -195,20 +212,22 @@ NOT_RECORDED = "(not recorded)"
 
 
 def task_data_table(records: Sequence[SessionRecord]) -> Table:
-    """Per setting (the settings a user holds), which task data its tasks came from and
-    where their coarse instructions came from, with the sessions of each."""
-    counts: Counter[tuple[str, str, str]] = Counter()
+    """Per setting (the settings a user holds), which task data its tasks came from, where
+    their coarse instructions came from and which rubric the judges ran, with the
+    sessions of each."""
+    counts: Counter[tuple[str, str, str, str]] = Counter()
     for r in records:
         if isinstance(r.outcome, PrefixOutcome):
             key = (
                 "+".join(r.outcome.settings),
                 r.outcome.task_data or NOT_RECORDED,
                 r.outcome.instruction_source or NOT_RECORDED,
+                r.outcome.rubric or NOT_RECORDED,
             )
             counts[key] += 1
     rows: list[Row] = [[*key, n] for key, n in counts.items()]
-    cols = ["setting", "task data", "instructions", "sessions"]
-    return _table("PrefIx: task data and instructions per setting", cols, rows)
+    cols = ["setting", "task data", "instructions", "judge rubric", "sessions"]
+    return _table("PrefIx: task data, instructions and judge rubric per setting", cols, rows)
 
 
 def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
@@ -219,6 +238,7 @@ def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
         dropped[r.condition] += isinstance(r.outcome, PrefixOutcome) and r.outcome.dropped
     return [
         summary_table(scored, dropped),
+        setting_table(scored),
         dimension_table(scored),
         alignment_table(scored),
         reliability_table(scored),

@@ -12,9 +12,16 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rapport.judges import MultiJudge
+from rapport.judges import JudgeResult, MultiJudge
 from rapport.llm import Message, ModelOutput, ModelRoles, ToolCall, ToolSpec
-from rapport.log import SessionInfo, Speaker, StopReason, ToolCallEvent, UserGuardEvent
+from rapport.log import (
+    NoteEvent,
+    SessionInfo,
+    Speaker,
+    StopReason,
+    ToolCallEvent,
+    UserGuardEvent,
+)
 
 from .._protocol import AgentRequest, Episode, SessionFailure, SessionLog
 from ._alignment import Step, align
@@ -22,8 +29,8 @@ from ._checker import check_accuracy
 from ._coarsen import coarsen
 from ._executor import SafeExecutor
 from ._failures import FailurePlan
-from ._options import judge_instructions, ux_dimensions
 from ._prompts import agent_instructions
+from ._rubric import JudgeRubric, own_rubric
 from ._settings import (
     InteractionTool,
     Setting,
@@ -37,7 +44,7 @@ from ._settings import (
 from ._simulator import DONE, GO_ON, PreferenceLeak, PrefixUserSimulator, is_end
 from ._task_data import TaskData, installed_task_data
 from ._tasks import BfclTask
-from ._transcript import render_for_judge
+from ._transcript import JUDGE_WINDOW, render_for_judge
 from ._types import PrefixOutcome, SettingAlignment
 
 AGENT_STEPS = 8
@@ -77,6 +84,11 @@ class Plan:
     """The task's coarse instruction when it comes fixed (the paper's); None: coarsen."""
     instruction_source: str = COARSENED_BY_MODEL
     """Where the instruction comes from, in words (for the report)."""
+    rubric: JudgeRubric = field(default_factory=own_rubric)
+    """What the UX judges score and are told (ours, or the paper's from a checkout)."""
+    judge_chars: int | None = None
+    """Characters of the transcript the judges read (None: the whole log, cut to
+    `JUDGE_WINDOW` only when it is past a judge's context)."""
 
 
 class PrefixEpisode(Episode):
@@ -183,15 +195,29 @@ class PrefixEpisode(Episode):
         """The judges score the transcript on every UX dimension."""
         if self.dropped:
             return
+        plan = self.plan
         judge = MultiJudge(
-            list(ux_dimensions()), judge_instructions(), repeats=self.plan.judge_repeats
+            plan.rubric.dimensions,
+            plan.rubric.instructions(plan.settings),
+            repeats=plan.judge_repeats,
         )
-        transcript, turn_ids = render_for_judge(
-            log.record.turns, self.plan.settings, self.instruction
-        )
-        result = await judge.score(self.models, transcript, turn_ids, key=self.plan.judge_key)
+        result = await self._judged(judge, log, plan.judge_chars)
+        if plan.judge_chars is None and any(e.error_type == "ContextFull" for e in result.errors):
+            log.event(
+                NoteEvent(
+                    text="the whole log is past a judge's context: the judges read its first "
+                    f"turns and as many of the last as fit in {JUDGE_WINDOW} characters"
+                )
+            )
+            result = await self._judged(judge, log, JUDGE_WINDOW)
         for event in result.events():
             log.event(event)
+
+    async def _judged(self, judge: MultiJudge, log: SessionLog, chars: int | None) -> JudgeResult:
+        transcript, turn_ids = render_for_judge(
+            log.record.turns, self.plan.settings, self.instruction, max_chars=chars
+        )
+        return await judge.score(self.models, transcript, turn_ids, key=self.plan.judge_key)
 
     def outcome(self) -> PrefixOutcome:
         names = [s.id for s in self.plan.settings]
@@ -220,6 +246,7 @@ class PrefixEpisode(Episode):
             calls=list(self.executor.log),
             judge_runs=self.plan.judge_repeats,
             reliability=self.plan.reliability,
+            rubric=self.plan.rubric.source,
             **sources,
         )
 

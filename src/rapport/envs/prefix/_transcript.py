@@ -9,6 +9,10 @@ from rapport.log import Turn
 
 from ._settings import Setting
 
+JUDGE_WINDOW = 12000
+"""The characters of transcript the judges read when the whole log is past a judge's
+context: the first turns and as many of the last as fit."""
+
 _WHEN = {
     "before_call": "before each system call",
     "before_write": "before each call that changes something",
@@ -30,19 +34,24 @@ def expected_pattern(setting: Setting) -> str:
     return "; ".join(f"{rule.tool}: {_WHEN[rule.when]}" for rule in setting.pattern)
 
 
-def _line(turn: Turn) -> str:
+def _line(turn: Turn, cut: bool = True) -> str:
+    """A turn on one line; ``cut`` shortens call arguments and tool results (a window)."""
     text = turn.text.strip()
     if turn.tool_calls:
-        calls = ", ".join(f"{c.name}({json.dumps(c.arguments)[:200]})" for c in turn.tool_calls)
+        calls = ", ".join(
+            f"{c.name}({json.dumps(c.arguments)[: 200 if cut else None]})" for c in turn.tool_calls
+        )
         text = f"{text} [calls: {calls}]".strip()
-    if turn.speaker == "tool":
+    if turn.speaker == "tool" and cut:
         text = text[:300]
     return f"[{turn.index}] {turn.speaker}: {text}"
 
 
-def _visible(turns: Sequence[Turn], max_chars: int) -> list[Turn | None]:
-    """The turns that fit the budget: the first few and as many of the last as fit; None
-    marks the gap between them."""
+def _visible(turns: Sequence[Turn], max_chars: int | None) -> list[Turn | None]:
+    """The turns that fit the budget (None: all): the first few and as many of the last as
+    fit; None marks the gap between them."""
+    if max_chars is None:
+        return list(turns)
     lines = [len(_line(t)) + 1 for t in turns]
     if sum(lines) <= max_chars:
         return list(turns)
@@ -58,12 +67,18 @@ def _visible(turns: Sequence[Turn], max_chars: int) -> list[Turn | None]:
 
 
 def render_for_judge(
-    turns: Sequence[Turn], settings: Sequence[Setting], instruction: str, *, max_chars: int = 12000
+    turns: Sequence[Turn],
+    settings: Sequence[Setting],
+    instruction: str,
+    *,
+    max_chars: int | None = None,
 ) -> tuple[str, set[int]]:
-    """What the judges read (the task, the preferences with their patterns, the turns that
-    fit ``max_chars``), and the numbers of the turns shown (the ones they may cite)."""
+    """What the judges read (the task, the preferences with their patterns, the turns: all
+    of them, whole, or those that fit ``max_chars``), and the numbers of the turns shown
+    (the ones they may cite)."""
     visible = _visible(turns, max_chars)
-    body = "\n".join(_line(t) if t else "[... turns omitted ...]" for t in visible)
+    cut = max_chars is not None
+    body = "\n".join(_line(t, cut) if t else "[... turns omitted ...]" for t in visible)
     prefs = "\n".join(
         f"- {s.definition} Expected interaction pattern: {expected_pattern(s)}" for s in settings
     )

@@ -51,6 +51,8 @@ class PrefixOutcome(BaseOutcome):
     instruction_source: str = ""
     """Where the task's coarse instruction came from: the user model, or the paper's fixed
     tasks (with the file)."""
+    rubric: str = ""
+    """Which rubric and judge prompt the UX judges ran: ours, or a PrefIX checkout's."""
 
     def topic(self) -> str:
         return self.task_id

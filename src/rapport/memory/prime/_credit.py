@@ -8,8 +8,11 @@ Stage = Literal["exploration", "verification", "completion"]
 Zone = Literal["golden", "warning", "preference"]
 Credit = Literal["R2G", "Equalized"]
 """``R2G``: each turn's discounted reward-to-go; ``Equalized``: every turn the same weight."""
-TrajectoryReward = Literal["R2G", "score"]
-"""``R2G``: the turn rewards discounted from the first turn on; ``score``: the gym's score."""
+TrajectoryReward = Literal["outcome", "R2G", "score"]
+"""What an episode's reward R(tau) is (it sets the zone and counts a poor outcome):
+``outcome``: 1 for a solved episode, else the gym's score (the paper's); ``score``: the
+gym's score; ``R2G``: the turn rewards discounted from the first turn on (a success at a
+late turn counts for little: 0.8**15 at turn 16)."""
 
 GAMMA = 0.8
 TOP_K = 3
@@ -30,11 +33,23 @@ def discounted_return(rewards: list[float], gamma: float = GAMMA) -> float:
 
 
 def trajectory_reward(
-    rewards: list[float], score: float, how: TrajectoryReward = "R2G", gamma: float = GAMMA
+    rewards: list[float],
+    score: float,
+    how: TrajectoryReward = "outcome",
+    gamma: float = GAMMA,
+    *,
+    success: bool = False,
 ) -> float:
     """The reward an episode counts for in PRIME (its zone and the poor-outcome count), in
-    [0, 1]: the discounted return of its turn rewards (``R2G``) or the gym's ``score``."""
-    value = discounted_return(rewards, gamma) if how == "R2G" else score
+    [0, 1]: by default its outcome (1 when ``success``, else the gym's ``score``); the gym's
+    ``score``; or the discounted return of its turn rewards (``R2G``). Reward-to-go credits
+    turns (`key_turns`), whatever sets the zone."""
+    if how == "R2G":
+        value = discounted_return(rewards, gamma)
+    elif how == "outcome" and success:
+        value = 1.0
+    else:
+        value = score
     return min(1.0, max(0.0, value))
 
 

@@ -160,7 +160,7 @@ def distill_prompt(
     )
     result = f"reward {reward:.2f}"
     if score is not None and abs(score - reward) > 1e-9:
-        result = f"score {score:.2f}, reward {reward:.2f} once later turns are discounted"
+        result = f"score {score:.2f}, counted as reward {reward:.2f}"
     facts = "\n".join(
         f"- {fact}" for fact in episode_facts(steps, reward if score is None else score)
     )
@@ -380,7 +380,7 @@ async def distill(
     reveal_hidden: bool = False,
     fields: Fields = "lesson",
     refine: bool = True,
-    reward_of: TrajectoryReward = "R2G",
+    reward_of: TrajectoryReward = "outcome",
 ) -> Distilled:
     """One experience from one episode, from its key turns and the stage of the one with
     the most credit: generate, verify, refine (key turns, stage, zone and conditions by
@@ -403,7 +403,7 @@ async def distill(
     episode_outcome = record.outcome.episode_summary()
     rewards = [s.reward for s in steps]
     score = episode_outcome.score
-    reward = trajectory_reward(rewards, score, reward_of)
+    reward = trajectory_reward(rewards, score, reward_of, success=episode_outcome.success)
     keys = key_turns(rewards, trajectory_reward=reward, method=credit, k=k)
     anchor = anchor_turn(rewards, keys, method=credit)
     zone = zone_of(reward)

@@ -48,9 +48,11 @@ class PrimeOptions(MemoryOptions):
     credit: Credit = "R2G"
     """Credit assignment over an episode's turns: ``R2G`` (reward-to-go, gamma 0.8) or
     ``Equalized`` (every turn the same weight: the key turns are the first ``key_turns``)."""
-    trajectory_reward: TrajectoryReward = "R2G"
-    """The reward an episode counts for (its zone, a poor outcome): ``R2G`` discounts its
-    turn rewards by gamma 0.8 from the first turn on; ``score`` takes the gym's score."""
+    trajectory_reward: TrajectoryReward = "outcome"
+    """The reward an episode counts for (its zone, a poor outcome): ``outcome`` is 1 for a
+    solved episode and the gym's score otherwise (the paper's R(tau)); ``score`` takes the
+    gym's score; ``R2G`` discounts its turn rewards by gamma 0.8 from the first turn on
+    (an earlier default: a late success lands in the warning zone)."""
     key_turns: int = Field(default=3, ge=1)
     reveal_hidden: bool = False
     """Show the distiller what a finished train episode kept hidden (the rule, the entity,
@@ -369,7 +371,9 @@ class PrimeMemory(BaseMemory):
                 continue
             summary = outcome.episode_summary()
             rewards = [s.reward for s in explorations(pending.record)]
-            reward = trajectory_reward(rewards, summary.score, self.settings.trajectory_reward)
+            reward = trajectory_reward(
+                rewards, summary.score, self.settings.trajectory_reward, success=summary.success
+            )
             for exp_id, n in pending.offered.items():
                 if exp_id in self.library.experiences:
                     self.library.experiences[exp_id].offers += n
