@@ -22,6 +22,15 @@ BENCHMARKS: dict[str, Any] = {
 }
 
 
+PRESETS: dict[str, Any] = {
+    "small": "rapport.envs.collab:SMALL_PRESET",
+}
+"""Named adaptations of benchmarks' paper protocols (``--preset NAME``), registered like
+benchmarks: an object whose docstring's first line says what it changes, or its
+``module:attr``; installed plug-ins add theirs under the entry point group
+``rapport.presets``."""
+
+
 class UnknownBenchmarkError(ValueError):
     """A benchmark name that is not registered."""
 
@@ -54,6 +63,17 @@ def benchmark_class(name: str) -> type[Benchmark]:
 def register_benchmark(name: str, benchmark: Any) -> None:
     """Register a benchmark under ``name``: a `Benchmark` subclass or its ``module:Class``."""
     BENCHMARKS[name] = benchmark
+
+
+def register_preset(name: str, preset: Any) -> None:
+    """Register a preset under ``name`` (an object or its ``module:attr``)."""
+    PRESETS[name] = preset
+
+
+def registered_presets() -> dict[str, Any]:
+    """The registered presets, installed plug-ins' included."""
+    load_plugins("rapport.presets", PRESETS)
+    return PRESETS
 
 
 def create_benchmark(config: ExperimentConfig) -> Benchmark:
