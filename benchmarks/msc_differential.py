@@ -266,7 +266,8 @@ def compare(msc: dict[Any, Any], ours: dict[Any, Any]) -> dict[str, Any]:
 
 def table(result: dict[str, Any]) -> str:
     lines = [
-        "| case | sessions | MSC Len | MSC UE | MSC TS | rapport equal on Len, UE, draft, TS, messages |",
+        "| case | sessions | MSC Len | MSC UE | MSC TS "
+        "| rapport equal on Len, UE, draft, TS, messages |",
         "|---|---|---|---|---|---|",
     ]
     bad = {tuple(d["session"]) for d in result["differing"]}
