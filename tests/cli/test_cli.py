@@ -171,8 +171,17 @@ def test_demo_is_collab_none_reflection_oracle_with_the_rule_user() -> None:
     assert config.models == {"all": "llamacpp/qwen2.5-coder-0.5b"}
     assert str(config.run_dir) == "runs/demo"
     assert config.concurrency == 1
+    assert config.preset == "small"
     parsed = build_parser().parse_args(["demo", "--model", "all=scripted/echo"])
     assert parsed.handler is not None and parsed.model == ["all=scripted/echo"]
+
+
+def test_the_demo_says_it_ran_the_small_preset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["demo", "--model", "scripted/auto", "--run-dir", str(tmp_path / "d"), "--no-progress"]
+    assert main([*argv, "--users", "1", "--sessions", "1", "--max-turns", "2"]) == 0
+    assert "Preset: small; options that differ from the paper:" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,7 @@ async def test_collab_run_with_a_transformers_reflector(tmp_path):
         max_turns=2,
         run_dir=tmp_path / "run",
         cache=False,
+        preset="small",  # the scripted user answers the guarded user's prompt
         models={"memory": spec},
         memory_options={
             "reflection": {"layout": "tags", "max_tokens": 8, "select": False, "retries": 0}

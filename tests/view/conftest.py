@@ -86,6 +86,7 @@ def make_run(run_dir: Path, *, users: int = 2, sessions: int = 3, fail_at: int |
         run_dir=run_dir,
         options={"problems": "generated"},
         cache=False,
+        preset="small",  # the scripted user below answers the guarded user's prompt
     )
     run(config, models=scripted_roles(fail_at), progress=False)
     return run_dir

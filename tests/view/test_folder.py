@@ -30,6 +30,7 @@ def collab_run(run_dir: Path, *, seed: int, users: int = 2) -> Path:
         run_dir=run_dir,
         options={"problems": "generated"},
         cache=False,
+        preset="small",  # the scripted user answers the guarded user's prompt
     )
     run(config, models=scripted_roles(), progress=False)
     return run_dir

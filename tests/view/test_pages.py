@@ -39,6 +39,14 @@ def test_summary_lists_conditions_with_cis_users_and_the_run(client: TestClient)
     assert "scripted/agent" in page and "retrieval" in page  # the run describes itself
 
 
+def test_the_summary_names_the_preset_and_what_differs_from_the_paper(
+    client: TestClient,
+) -> None:
+    page = client.get("/").text
+    assert "<th>preset</th><td>small; differs from the paper:" in page
+    assert '"session": "guarded"' in page
+
+
 def test_the_light_summary_counts_errors_like_the_full_report(scripted_run: Path) -> None:
     from rapport.report import build_report
 

@@ -43,6 +43,12 @@ def add_experiment_flags(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="model for a role (agent, user, judge, judge2, memory, all); repeatable",
     )
+    parser.add_argument(
+        "--preset",
+        metavar="NAME",
+        help="a named adaptation of the paper's protocol (rapport list presets; "
+        "small: for small embedded models); default: the paper's",
+    )
     parser.add_argument("--seed", metavar="N", help="run seed")
     parser.add_argument("--run-dir", metavar="DIR", help="where the run is stored")
     parser.add_argument("--concurrency", metavar="K", help="users run in parallel")
@@ -331,6 +337,8 @@ def _flag_fields(args: argparse.Namespace) -> dict[str, Any]:
         fields["memory"] = _names(args.memory)
     if getattr(args, "run_dir", None) is not None:
         fields["run_dir"] = args.run_dir  # a string: the config refuses an empty one
+    if getattr(args, "preset", None) is not None:
+        fields["preset"] = args.preset
     if getattr(args, "no_cache", False):
         fields["cache"] = False
     return fields

@@ -2,7 +2,7 @@
 
 Four users, five sessions each, under no memory, reflection and the oracle (told the true
 preferences), on generated problems, with the rule user (code plays the user, so every
-model call is the agent's or the memory's).
+model call is the agent's or the memory's), on the ``small`` preset.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ DEMO_MODEL = "llamacpp/qwen2.5-coder-0.5b"
 """The small embedded model, about a third of the 1.5B's compute per token. `--model` picks
 another."""
 
+
+DEMO_PRESET = "small"
+"""The demo runs MultiSessionCollab adapted to small embedded models (its report says so)."""
 
 DEMO_USERS = 4
 DEMO_SESSIONS = 5
@@ -81,6 +84,7 @@ def _config(
         # All notes go into the system prompt at session start: no note-selection call per
         # turn, which would double the demo's model calls on two cores.
         memory_options={"reflection": {"select": False}},
+        preset=DEMO_PRESET,
     )
 
 
@@ -90,8 +94,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "demo",
         help="a small collab run (none, reflection, oracle) on the embedded model",
         description=f"Run {DEMO_USERS} users x {DEMO_SESSIONS} sessions of collab with the rule "
-        "user under no memory, reflection and the oracle, then print the table and write the "
-        "HTML report. Running it again resumes.",
+        f"user under no memory, reflection and the oracle, on the '{DEMO_PRESET}' preset, then "
+        "print the table and write the HTML report. Running it again resumes.",
     )
     parser.add_argument("--run-dir", metavar="DIR", default=str(DEMO_RUN_DIR))
     parser.add_argument(

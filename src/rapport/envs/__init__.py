@@ -3,6 +3,7 @@ base class and the `Episode` an orchestrator plays."""
 
 from rapport.log import Condition, SessionSpec, UserSpec
 
+from ._presets import Preset, UnknownPresetError, apply_preset, get_preset, memory_options_for
 from ._protocol import (
     GENERIC_SETTINGS,
     AgentRequest,
@@ -36,17 +37,22 @@ __all__ = [
     "Condition",
     "Episode",
     "GenericSetting",
+    "Preset",
     "SessionFailure",
     "SessionLog",
     "SessionSpec",
     "UnknownBenchmarkError",
+    "UnknownPresetError",
     "UnusedSettingError",
     "UserSimulator",
     "UserSpec",
+    "apply_preset",
     "benchmark_class",
     "conditions_for",
     "create_benchmark",
     "default_conditions",
+    "get_preset",
+    "memory_options_for",
     "register_benchmark",
     "register_preset",
     "registered_presets",

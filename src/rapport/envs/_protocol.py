@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, Self, get_args
+from typing import Any, ClassVar, Literal, Self, get_args
 
 from pydantic import BaseModel
 
@@ -175,6 +175,9 @@ class Benchmark(ABC):
     options_model: ClassVar[type[BaseModel] | None] = None
     """The model that validates ``config.options`` (``rapport run NAME --help`` lists its
     fields); None: not said."""
+    memory_defaults: ClassVar[dict[str, dict[str, Any]]] = {}
+    """Memory options its paper's protocol sets (method -> options), under a preset's and
+    a run's own."""
     uses: ClassVar[frozenset[GenericSetting]] = frozenset(GENERIC_SETTINGS)
     """The generic run settings it honours (``users``, ``sessions``, ``max_turns``); a run
     that sets one it does not use is refused."""

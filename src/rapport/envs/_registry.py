@@ -24,7 +24,9 @@ BENCHMARKS: dict[str, Any] = {
 }
 
 
-PRESETS: dict[str, Any] = {}
+PRESETS: dict[str, Any] = {
+    "small": "rapport.envs.collab:SMALL_PRESET",
+}
 """Named adaptations of benchmarks' paper protocols (``--preset NAME``), registered like
 benchmarks: an object whose docstring's first line says what it changes, or its
 ``module:attr``; installed plug-ins add theirs under the entry point group

@@ -17,7 +17,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from rapport._errors import error_line
-from rapport.envs import Benchmark, conditions_for, create_benchmark
+from rapport.envs import (
+    Benchmark,
+    apply_preset,
+    conditions_for,
+    create_benchmark,
+    memory_options_for,
+)
 from rapport.llm import ModelError, ModelRoles
 from rapport.log import MAX_USERS, Condition, ExperimentConfig
 from rapport.memory import MEMORIES, Memory, create_memory, is_memory
@@ -65,6 +71,7 @@ def _prepare(
     config: ExperimentConfig, models: ModelRoles | None, *, custom_agent: bool
 ) -> Experiment:
     check_run_dir(config.run_dir)
+    config = apply_preset(config)
     try:
         benchmark = create_benchmark(config)
     except ValidationError as exc:
@@ -83,7 +90,10 @@ def _prepare(
             raise ExperimentError(
                 f"unknown memory '{condition.memory}' (known: {', '.join(sorted(MEMORIES))})"
             )
-    unused = sorted(set(config.memory_options) - {c.memory for c in conditions})
+    used = {c.memory for c in conditions}
+    layered = memory_options_for(config, type(benchmark).memory_defaults, used)
+    config = config.model_copy(update={"memory_options": layered})
+    unused = sorted(set(config.memory_options) - used)
     if unused:
         raise ExperimentError(
             f"memory_options for {', '.join(repr(u) for u in unused)}, which this run does not "

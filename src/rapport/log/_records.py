@@ -216,6 +216,9 @@ class ExperimentConfig(BaseModel):
     """Per memory method keyword options."""
     cache: bool = True
     """Use the response cache (re-running a finished run then makes no model calls)."""
+    preset: str | None = None
+    """A named adaptation of the paper's protocol (``small``: for small embedded models);
+    None: the paper's protocol. The preset's options go under those the config gives."""
 
     @field_validator("run_dir", mode="before")
     @classmethod

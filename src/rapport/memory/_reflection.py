@@ -29,6 +29,7 @@ from rapport.llm import (
 )
 from rapport.log import MemoryItem, Provenance, SessionRecord
 
+from ._msc_notes import notes_text, select_notes, update_notes
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef, pushbacks
 
 DEFAULT_MAX_NOTES = 12
@@ -293,6 +294,11 @@ class ReflectionMemory(BaseMemory):
         pushback_labels: bool = False
         """Mark the user's enforcing turns ``PUSHBACK`` in the transcript (off: the reflector
         must tell complaints from other messages itself, as in the paper)."""
+        form: Literal["list", "msc"] = "list"
+        """``list``: a capped list of short notes, picked per turn by number (the options
+        above apply); ``msc``: MultiSessionCollab's one free-text notes document, rewritten
+        from the whole conversation, all of it in the system prompt and the relevant part
+        picked in words before every reply, nothing capped (only ``select`` applies)."""
 
     options: Options
 
@@ -308,12 +314,17 @@ class ReflectionMemory(BaseMemory):
         return [item.text for item in self.state(user).items]
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
+        if self.options.form == "msc":
+            text = notes_text(self.state(user))
+            return render("msc_notes_context.md", notes=text).strip() if text else ""
         notes = self.notes(user)
         if not notes:
             return ""
         return render("reflection_context.md", notes="\n".join(f"- {n}" for n in notes)).strip()
 
     async def recall(self, user: UserRef, conversation: list[Message]) -> str:
+        if self.options.form == "msc":
+            return await self._msc_recall(user, conversation)
         notes = self.notes(user)
         if not notes or not self.select:
             return ""
@@ -342,6 +353,9 @@ class ReflectionMemory(BaseMemory):
         state = self.state(user)
         if not any(turn.speaker in ("user", "agent") for turn in record.turns):
             return  # nothing was said: nothing to reflect on, no model call
+        if self.options.form == "msc":
+            await update_notes(self.models.get("memory"), render, state, record)
+            return
         prior = [item.text for item in state.items]
         pushback = self.options.pushback_labels
         transcript = format_transcript(record, self.max_turn_chars, pushback=pushback)
@@ -362,6 +376,14 @@ class ReflectionMemory(BaseMemory):
         state.items = self._rewrite(state.items, parsed, record.index)
         state.data["sessions_learned"] = int(state.data.get("sessions_learned", 0)) + 1
         state.data["last_reasoning"] = parsed.reasoning
+
+    async def _msc_recall(self, user: UserRef, conversation: list[Message]) -> str:
+        """MSC's per-turn pick of the notes that bear on the next reply ("" before any)."""
+        notes = notes_text(self.state(user))
+        if not notes or not self.select:
+            return ""
+        picked = await select_notes(self.models.get("memory"), render, notes, conversation)
+        return render("msc_notes_recall.md", notes=picked).strip() if picked else ""
 
     async def reflect(self, messages: list[Message]) -> ParsedReflection:
         """One reflection, retried with the layout error shown until it parses.

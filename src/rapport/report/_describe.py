@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rapport.log import Invocation, ModelInfo, Run, role_sampling
+from rapport.envs import benchmark_class
+from rapport.log import ExperimentConfig, Invocation, ModelInfo, Run, role_sampling
 
 
 class ModelUse(BaseModel):
@@ -29,6 +30,11 @@ class RunDescription(BaseModel):
     config: dict[str, Any]
     """The `ExperimentConfig` as stored."""
     seed: int
+    preset: str | None = None
+    """The preset that ran (None: the paper's protocol)."""
+    differs_from_paper: dict[str, Any] = Field(default_factory=dict)
+    """The benchmark options whose value is not the paper's default (the benchmark's own
+    default), as the run stored them."""
     benchmark_options: dict[str, Any] = Field(default_factory=dict)
     memory_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     models: list[ModelUse] = Field(default_factory=list)
@@ -55,6 +61,8 @@ def describe_run(
     return RunDescription(
         config=config.model_dump(mode="json"),
         seed=config.seed,
+        preset=config.preset,
+        differs_from_paper=paper_differences(config),
         benchmark_options=dict(config.options),
         memory_options={k: dict(v) for k, v in config.memory_options.items()},
         models=[
@@ -71,6 +79,30 @@ def describe_run(
         invocations=len(invocations),
         changed=_changes(invocations),
     )
+
+
+def paper_differences(config: ExperimentConfig) -> dict[str, Any]:
+    """The run's benchmark options that are not the benchmark's defaults (its paper's
+    protocol); empty when the benchmark declares no options model or cannot be loaded."""
+    try:
+        model = benchmark_class(config.benchmark).options_model
+    except (ValueError, ImportError):
+        return {}
+    if model is None:
+        return {}
+    try:
+        defaults = model.model_validate({}).model_dump(mode="json")
+    except ValueError:
+        return {}  # an options model with required fields has no paper default to compare
+    return {k: v for k, v in config.options.items() if k in defaults and defaults[k] != v}
+
+
+def preset_line(description: RunDescription) -> str:
+    """One line: which preset ran and the options that differ from the paper."""
+    name = description.preset or "none (the paper's protocol)"
+    differs = description.differs_from_paper
+    changed = ", ".join(f"{k}={v}" for k, v in differs.items()) if differs else "none"
+    return f"Preset: {name}; options that differ from the paper: {changed}"
 
 
 def _model_uses(

@@ -10,6 +10,7 @@ from rapport.eval import Estimate
 from rapport.log import Cell, Table
 
 from ._build import Report
+from ._describe import preset_line
 
 
 def fmt(value: float) -> str:
@@ -99,6 +100,8 @@ def render_text(report: Report) -> str:
     if report.paired:
         parts.append(render_table(paired_table(report)))
     parts.extend(render_table(t) for t in report.tables)
+    if report.description is not None:
+        parts.append(preset_line(report.description))
     retrieval = report.description.retrieval if report.description else {}
     used = {c: r for c, r in retrieval.items() if r != "none"}
     if used:

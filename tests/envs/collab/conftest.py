@@ -10,7 +10,17 @@ from typing import Any
 import pytest
 
 from rapport.envs import Condition, SessionSpec
-from rapport.envs.collab import CollabBenchmark, CollabTask, CollabUser, Persona, Problem
+from rapport.envs.collab import (
+    SMALL_PRESET,
+    CollabBenchmark,
+    CollabOptions,
+    CollabTask,
+    CollabUser,
+    Persona,
+    Problem,
+    Protocol,
+    protocol_of,
+)
 from rapport.llm import ModelRoles, Request, ScriptedAPI
 
 TRAIN = Problem(
@@ -79,11 +89,13 @@ class Harness:
         user: CollabUser | None = None,
         problem: Problem = TRAIN,
         user_kind: str = "llm",
+        protocol: Protocol | None = None,
     ) -> Any:
         from rapport.eval import play_session
         from rapport.memory import create_memory
 
-        bench = CollabBenchmark([problem], max_turns=max_turns, user=user_kind)  # type: ignore[arg-type]
+        protocol = protocol or small_protocol(user_kind)
+        bench = CollabBenchmark([problem], max_turns=max_turns, protocol=protocol)
         spec = SessionSpec(
             id=problem.id, user_id="user-000", index=0, task=CollabTask(problem=problem)
         )
@@ -96,6 +108,12 @@ class Harness:
             condition=condition or Condition(name="none", memory="none"),
         )
         return bench, record
+
+
+def small_protocol(user_kind: str = "llm", **options: Any) -> Protocol:
+    """How the ``small`` preset plays a session (the guarded user, checkers, code grading)."""
+    chosen = {**SMALL_PRESET.options["collab"], "user": user_kind, **options}
+    return protocol_of(CollabOptions.model_validate(chosen))
 
 
 def make_user(
@@ -116,5 +134,6 @@ def kit() -> SimpleNamespace:
         reaction=reaction,
         scripted_user=scripted_user,
         make_user=make_user,
+        small_protocol=small_protocol,
         TRAIN=TRAIN,
     )

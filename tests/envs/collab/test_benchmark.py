@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pydantic
@@ -124,7 +125,15 @@ async def test_the_agent_samples_at_the_configured_temperature() -> None:
         return "Which numbers does your problem use?"
 
     bench = create_benchmark(_config(problems="generated", agent_temperature="0.3"))
-    roles = ModelRoles({"agent": ScriptedAPI(responder=agent), "user": ScriptedAPI(["Hi."] * 9)})
+    said = json.dumps({"enforce_preferences": False, "draft_answer": "", "response": "Hi."})
+    grade = json.dumps({"reasoning": "none given", "accuracy": 0})
+    roles = ModelRoles(
+        {
+            "agent": ScriptedAPI(responder=agent),
+            "user": ScriptedAPI([said] * 9),
+            "judge": ScriptedAPI([grade]),
+        }
+    )
     [user] = bench.users(1, seed=5)
     spec: SessionSpec = bench.sessions(user, 1, seed=5)[0]
     await play_session(

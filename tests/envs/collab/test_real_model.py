@@ -1,11 +1,18 @@
-"""One short collab session on the small embedded model."""
+"""One short collab session on the small embedded model, on the ``small`` preset."""
 
 from __future__ import annotations
 
 import pytest
 
 from rapport.envs import Condition
-from rapport.envs.collab import CollabBenchmark, PreferenceVerdictEvent, Problem
+from rapport.envs.collab import (
+    SMALL_PRESET,
+    CollabBenchmark,
+    CollabOptions,
+    PreferenceVerdictEvent,
+    Problem,
+    protocol_of,
+)
 from rapport.eval import play_session
 from rapport.llm import ModelRoles
 from rapport.log import ErrorEvent
@@ -21,7 +28,8 @@ async def test_short_session_on_the_small_model_completes_and_is_scored() -> Non
         question="Mia has 7 apples and buys 5 more. How many apples does she have now?",
         answer="12",
     )
-    bench = CollabBenchmark([problem], max_turns=2)
+    small = protocol_of(CollabOptions.model_validate(SMALL_PRESET.options["collab"]))
+    bench = CollabBenchmark([problem], max_turns=2, protocol=small)
     roles = ModelRoles({"all": "llamacpp/qwen2.5-coder-0.5b"})
     user = bench.users(1, seed=0)[0]
     [spec] = bench.sessions(user, 1, seed=0)

@@ -1,11 +1,14 @@
 """MultiSessionCollab: simulated users with preferences, one problem per session."""
 
 from ._ablation import DEFAULT_LEARNED_MEMORY, CollabAblationBenchmark
-from ._agreement import agreement_table, enforcement_agreement
-from ._benchmark import CollabBenchmark, CollabOptions
+from ._agreement import agreement_table, dataset_of, enforcement_agreement, protocol_table
+from ._benchmark import CollabBenchmark, CollabOptions, protocol_of
 from ._cases import CaseResult, CheckerAgreement, CheckerCase, checker_agreement, checker_cases
 from ._checkers import CHECKERS, Checker, check_preference, gives_answer, is_clarifying_question
+from ._grading import Grade, grade, grading_messages
+from ._loaders import is_msc_cache
 from ._msc_profiles import MSC_PHRASES, load_msc_profiles, msc_preference_id
+from ._msc_user import MSC_END_TOKEN, MscUser, MscUserTurn, PreferenceCheck, PreferenceWords
 from ._personas import (
     ATTRIBUTES,
     Persona,
@@ -16,6 +19,7 @@ from ._personas import (
     load_personas_jsonl,
 )
 from ._phrasings import enforcement_lines
+from ._presets import SMALL_PRESET
 from ._problems import ProblemSourceError, is_correct
 from ._profiles import PREFERENCES_PER_USER, CollabUser, as_collab_user, make_users, truth_text
 from ._rule_user import AnswerExtractor, NotCheckableError, RuleUser
@@ -26,7 +30,7 @@ from ._rules import (
     UserReaction,
     decide_preferences,
 )
-from ._session import CollabEpisode, SessionSettings, problem_text
+from ._session import OPENING, CollabEpisode, Protocol, SessionSettings, problem_text, task_line
 from ._simulator import CollabUserSimulator, UserReply, pastes, render_transcript, vague_opening
 from ._sources import load_problems
 from ._taxonomy import Preference, Taxonomy, TaxonomyError, load_taxonomy
@@ -46,8 +50,11 @@ __all__ = [
     "CHECKERS",
     "COLLAB_END_TOKEN",
     "DEFAULT_LEARNED_MEMORY",
+    "MSC_END_TOKEN",
     "MSC_PHRASES",
+    "OPENING",
     "PREFERENCES_PER_USER",
+    "SMALL_PRESET",
     "AnswerExtractor",
     "CaseResult",
     "Checker",
@@ -63,15 +70,21 @@ __all__ = [
     "CollabUserSimulator",
     "DraftUpdateEvent",
     "EnforcementEvent",
+    "Grade",
+    "MscUser",
+    "MscUserTurn",
     "NotCheckableError",
     "Persona",
     "PersonaFileError",
     "Preference",
+    "PreferenceCheck",
     "PreferenceDecision",
     "PreferenceJudgement",
     "PreferenceVerdictEvent",
+    "PreferenceWords",
     "Problem",
     "ProblemSourceError",
+    "Protocol",
     "RuleUser",
     "SessionSettings",
     "Taxonomy",
@@ -85,14 +98,18 @@ __all__ = [
     "checker_agreement",
     "checker_cases",
     "count_sentences",
+    "dataset_of",
     "decide_preferences",
     "enforcement_agreement",
     "enforcement_lines",
     "generate_persona",
     "generate_personas",
     "gives_answer",
+    "grade",
+    "grading_messages",
     "is_clarifying_question",
     "is_correct",
+    "is_msc_cache",
     "letter",
     "load_msc_profiles",
     "load_personas_jsonl",
@@ -102,8 +119,11 @@ __all__ = [
     "msc_preference_id",
     "pastes",
     "problem_text",
+    "protocol_of",
+    "protocol_table",
     "render_transcript",
     "split_sentences",
+    "task_line",
     "truth_text",
     "vague_opening",
 ]

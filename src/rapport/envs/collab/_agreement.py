@@ -113,3 +113,33 @@ def guard_table(records: Iterable[SessionRecord]) -> Table:
         ],
         rows=rows,
     )
+
+
+def protocol_table(records: Iterable[SessionRecord]) -> Table:
+    """Per condition: the datasets its problems came from, the grader of TS, and how often
+    the judge's grade agrees with code's match (math-verify, option letter) where a judge
+    graded."""
+    from ._problems import is_correct
+
+    by_condition: dict[str, list[CollabOutcome]] = {}
+    for record in records:
+        if isinstance(record.outcome, CollabOutcome):
+            by_condition.setdefault(record.condition, []).append(record.outcome)
+    rows: list[list[Cell]] = []
+    for condition, outcomes in sorted(by_condition.items()):
+        datasets = sorted({dataset_of(o.problem.source) for o in outcomes})
+        graders = sorted({o.grader for o in outcomes})
+        judged = [o for o in outcomes if o.judged is not None]
+        agree = sum(o.judged == (bool(o.draft) and is_correct(o.problem, o.draft)) for o in judged)
+        share = round(agree / len(judged), 3) if judged else math.nan
+        rows.append([condition, ", ".join(datasets), ", ".join(graders), len(judged), share])
+    return Table(
+        title="Problems and grading (TS grader; judge vs code match where a judge graded)",
+        columns=["condition", "dataset", "grader", "judged", "judge = match"],
+        rows=rows,
+    )
+
+
+def dataset_of(source: str) -> str:
+    """The dataset a problem source names (MSC's cache: its folder, ``mmlu``)."""
+    return source.split("/")[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -12,12 +12,13 @@ from rapport.llm import GenerateConfig, ModelRoles, stable_hash
 from rapport.log import Condition, ExperimentConfig, SessionRecord, SessionSpec, Table, UserSpec
 
 from .._protocol import Benchmark
-from ._agreement import agreement_table, guard_table
+from ._agreement import agreement_table, guard_table, protocol_table
+from ._loaders import is_msc_cache, load_local
 from ._msc_profiles import load_msc_profiles
 from ._personas import Persona, PersonaFileError, load_personas_jsonl
 from ._problems import is_correct
 from ._profiles import PREFERENCES_PER_USER, CollabUser, as_collab_user, make_users
-from ._session import CollabEpisode, SessionSettings
+from ._session import CollabEpisode, Protocol, SessionSettings
 from ._sources import load_problems
 from ._taxonomy import load_taxonomy
 from ._types import CollabOutcome, CollabTask, EnforcementEvent, PreferenceVerdictEvent, Problem
@@ -36,18 +37,37 @@ class CollabOptions(BaseModel):
     """MultiSessionCollab's ``user_profiles.json``: users are its profiles, in file order
     (their preferences mapped onto our ids); None: users drawn from the taxonomy."""
     user: Literal["llm", "rules"] = "llm"
-    """Who plays the user: ``llm`` (the ``user`` model, under code rules) or ``rules`` (code
-    alone; only checkable preferences; no user model calls)."""
+    """Who plays the user: ``llm`` (the ``user`` model) or ``rules`` (code alone; only
+    checkable preferences; no user model calls)."""
+    session: Literal["msc", "guarded"] = "msc"
+    """How a session is played: ``msc`` (as MSC's code: the agent opens with a greeting,
+    the user model reads the whole conversation, decides enforcement, keeps its own draft
+    and may end at any turn, and never reads the reply that reaches the turn cap) or
+    ``guarded`` (for small models: the user opens, reads its last four messages, code
+    extracts the draft, guards role slips, and ends only with a draft)."""
+    verdicts: Literal["model", "checkers"] | None = None
+    """Who decides whether a reply broke a preference: ``model`` (the user model, as MSC;
+    the checkers' verdicts are recorded beside it) or ``checkers`` (code where a checker
+    decides). None: ``model`` for the LLM user under ``msc``, else ``checkers``."""
+    grader: Literal["judge", "match"] = "judge"
+    """What grades the final draft (TS): ``judge`` (the judge role against the reference
+    solution, as MSC) or ``match`` (code: math-verify, or the option letter)."""
     enforcement: Literal["model", "natural", "template"] = "model"
-    """How the LLM user words an enforcement that code decided: ``model`` (its own words,
-    checked not to paste the criterion), ``natural`` (code's everyday phrasing) or
-    ``template`` (the preference's name and criterion verbatim: easier than the paper)."""
+    """How the ``guarded`` LLM user words an enforcement that code decided: ``model`` (its
+    own words, checked not to paste the criterion), ``natural`` (code's everyday phrasing)
+    or ``template`` (the preference's name and criterion verbatim: easier than the paper)."""
+    agent_length_rule: bool = False
+    """Ask the agent for short replies in its prompt (small models that run past their
+    budget); MSC's agent prompt has no such rule."""
+    agent_temperature: float = Field(default=1.0, ge=0.0, le=2.0)
+    """The agent's sampling temperature (MSC: 1.0; seeded per call, so runs repeat)."""
+    agent_top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    """The agent's nucleus sampling (MSC sets none: 1.0, no nucleus cut)."""
+    agent_max_tokens: int = Field(default=2048, ge=1)
+    """The most tokens of one agent reply (MSC: 2048)."""
     split: Literal["eval", "train"] = "eval"
     """Which users: ``train`` users are drawn apart from ``eval`` users (disjoint by
     construction), for runs whose sessions train a learner."""
-    agent_temperature: float = Field(default=0.7, ge=0.0, le=2.0)
-    """The agent's sampling temperature (seeded per call, so runs still repeat exactly).
-    Greedy decoding makes small agents repeat one reply word for word after an enforcement."""
     preferences: list[str] | None = None
     """Draw users' preferences only from these ids (a comma-separated string on the command
     line); None: the whole taxonomy, as the paper does. The pool must hold three categories
@@ -60,6 +80,15 @@ class CollabOptions(BaseModel):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @model_validator(mode="after")
+    def _verdicts_fit(self) -> Self:
+        if self.verdicts is None:
+            llm_msc = self.user == "llm" and self.session == "msc"
+            self.verdicts = "model" if llm_msc else "checkers"
+        if self.user == "rules" and self.verdicts == "model":
+            raise ValueError("the rule user has no model: it takes verdicts=checkers")
+        return self
 
     @model_validator(mode="after")
     def _known_pool(self) -> Self:
@@ -89,18 +118,18 @@ class CollabBenchmark(Benchmark):
 
     Per session it measures TS (the user's final draft answer is correct), UE (the user's
     enforcing messages), UE_pref (the preferences enforced) and Len (the number of
-    messages, user's and agent's).
+    messages, the agent's opening included).
 
     Args:
         problems: the run's problem pool (sessions draw from it).
-        max_turns: the most user-agent turn pairs per session.
+        max_turns: the most agent replies per session.
         personas: personas to draw users from; None: generated from attribute lists.
-        agent_temperature: the agent's sampling temperature.
-        user: who plays the user (see `CollabOptions`).
         split: which users (see `CollabOptions`).
         profiles: loaded user profiles; None: users drawn from the taxonomy.
-        enforcement: how the LLM user words enforcements (see `CollabOptions`).
         preference_pool: draw users' preferences only from these ids; None: from all.
+        protocol: how sessions are played (see `CollabOptions`).
+        fixed_order: every user takes the pool's problems in order (MSC's cached test
+            problems); False: each user draws its own.
     """
 
     name = "collab"
@@ -108,7 +137,9 @@ class CollabBenchmark(Benchmark):
     metrics = ("TS", "UE", "UE_pref", "Len")
     lower_is_better = frozenset({"UE", "UE_pref", "Len"})
     produces = (CollabOutcome,)
-    roles = ("user",)
+    roles = ("user", "judge")
+    memory_defaults: ClassVar[dict[str, dict[str, Any]]] = {"reflection": {"form": "msc"}}
+    """MSC's reflection: one free-text notes document, nothing capped."""
 
     def __init__(
         self,
@@ -116,30 +147,31 @@ class CollabBenchmark(Benchmark):
         *,
         max_turns: int = 10,
         personas: list[Persona] | None = None,
-        agent_temperature: float = 0.7,
-        user: Literal["llm", "rules"] = "llm",
         split: Literal["eval", "train"] = "eval",
         profiles: list[CollabUser] | None = None,
-        enforcement: Literal["model", "natural", "template"] = "model",
         preference_pool: list[str] | None = None,
+        protocol: Protocol | None = None,
+        fixed_order: bool = False,
     ) -> None:
         self.pool = list(problems)
         self.max_turns = max_turns
         self.personas = personas
-        self.agent_temperature = agent_temperature
-        self.user_kind = user
+        self.protocol = protocol or Protocol()
+        self.user_kind = self.protocol.user
         self.split = split
         self.profiles = profiles
-        self.enforcement = enforcement
         self.preference_pool = preference_pool
+        self.fixed_order = fixed_order
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> Self:
         """Build from a config: validate the options, load the problems and personas.
 
-        The pool holds users x sessions problems drawn with the run's seed (or the whole
-        source when it is smaller), so no problem repeats within a run when the source is
-        large enough; `sessions` wraps around a smaller pool.
+        MSC's cache (a cached test file, or a folder of them) is taken whole, in file
+        order, and every user brings the same problems in that order, as MSC runs it.
+        Any other source gives a pool of users x sessions problems drawn with the run's
+        seed (or the whole source when it is smaller); `sessions` wraps around a smaller
+        pool.
 
         Raises:
             pydantic.ValidationError: an unknown or badly typed option.
@@ -147,29 +179,29 @@ class CollabBenchmark(Benchmark):
             PersonaFileError: the persona file is missing or malformed.
         """
         options = CollabOptions.model_validate(config.options)
-        problems = load_problems(
-            options.problems, config.users * config.sessions, config.seed, allow_fewer=True
-        )
-        personas = load_personas_jsonl(options.personas) if options.personas else None
-        profiles = load_msc_profiles(options.profiles) if options.profiles else None
-        if profiles is not None and options.user == "rules":
-            profiles = [u for u in profiles if _checkable(u)]
-        if profiles is not None and len(profiles) < config.users:
-            usable = " with only checkable preferences" if options.user == "rules" else ""
-            raise PersonaFileError(
-                f"{options.profiles}: {len(profiles)} profiles{usable}, {config.users} asked"
+        fixed = is_msc_cache(options.problems)
+        if fixed:
+            problems = load_local(options.problems)
+        else:
+            problems = load_problems(
+                options.problems, config.users * config.sessions, config.seed, allow_fewer=True
             )
+        personas = load_personas_jsonl(options.personas) if options.personas else None
+        profiles = _profiles(options, config.users if "users" in config.model_fields_set else 0)
         return cls(
             problems,
             max_turns=config.max_turns,
             personas=personas,
-            agent_temperature=options.agent_temperature,
-            user=options.user,
             split=options.split,
             profiles=profiles,
-            enforcement=options.enforcement,
             preference_pool=options.preferences,
+            protocol=protocol_of(options),
+            fixed_order=fixed,
         )
+
+    def default_users(self) -> int | None:
+        """With profiles, all of them (MSC runs every profile); else the config's default."""
+        return len(self.profiles) if self.profiles is not None else None
 
     def users(self, n: int, seed: int) -> list[UserSpec]:
         """`n` reproducible users (persona + three non-conflicting preferences), or the
@@ -190,11 +222,19 @@ class CollabBenchmark(Benchmark):
     def sessions(self, user: UserSpec, n: int, seed: int) -> list[SessionSpec]:
         """`n` sessions, one problem each, the same for every condition of the run.
 
-        The pool is shuffled by `seed`; user ``i`` takes the ``n`` problems after the first
-        ``i * n``, wrapping around when the pool is smaller than users x sessions.
+        With a fixed order (MSC's cache) every user takes the pool's first ``n`` problems in
+        order. Otherwise the pool is shuffled by `seed`; user ``i`` takes the ``n`` problems
+        after the first ``i * n``, wrapping around when the pool is smaller than users x
+        sessions.
         """
         if not self.pool:
             return []
+        if self.fixed_order:
+            chosen = [self.pool[i % len(self.pool)] for i in range(n)]
+            return [
+                SessionSpec(id=p.id, user_id=user.id, index=i, task=CollabTask(problem=p))
+                for i, p in enumerate(chosen)
+            ]
         order = random.Random(f"collab-problems:{seed}").sample(self.pool, len(self.pool))
         start = _user_index(user) * n
         chosen = [order[(start + i) % len(order)] for i in range(n)]
@@ -222,26 +262,17 @@ class CollabBenchmark(Benchmark):
             models,
             max_turns=self.max_turns,
             benchmark=self.name,
-            agent_config=GenerateConfig(temperature=self.agent_temperature, top_p=0.95),
-            user_kind=self.user_kind,
-            enforcement=self.enforcement,
+            protocol=self.protocol,
         )
 
     def score(self, record: SessionRecord) -> dict[str, float]:
-        """TS: 1 if the final draft answer is correct; UE: the user's enforcing messages
-        (as MultiSessionCollab counts it); UE_pref: the preferences enforced (one message
-        may enforce several); Len: messages.
-
-        Len counts every message of the session, the user's (opening and last reaction
-        included) and the agent's.
-        """
+        """TS: 1 if the final draft is correct by the session's grader; UE: the user's
+        enforcing messages (as MSC counts them); UE_pref: the preferences enforced (one
+        message may enforce several); Len: the session's messages, the agent's opening and
+        the user's last included (MSC's conversation length)."""
         enforcements = record.events_of(EnforcementEvent)
         outcome = record.outcome
-        solved = (
-            isinstance(outcome, CollabOutcome)
-            and bool(outcome.draft)
-            and is_correct(outcome.problem, outcome.draft)
-        )
+        solved = isinstance(outcome, CollabOutcome) and _solved(outcome)
         return {
             "TS": float(solved),
             "UE": float(len({e.turn for e in enforcements})),
@@ -251,13 +282,52 @@ class CollabBenchmark(Benchmark):
 
     @classmethod
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:
-        """How often enforcement agreed with the checkers, per condition (when any could),
-        and what code did for the user simulator (when a session used one)."""
+        """The datasets and the grader; how often enforcement agreed with the checkers, per
+        condition (when any could); what code did for the user simulator (when a session
+        used one)."""
         records = list(records)
-        tables = [agreement_table(records)]
+        tables = [protocol_table(records), agreement_table(records)]
         if any(r.events_of(PreferenceVerdictEvent) for r in records):
             tables.append(guard_table(records))
         return [t for t in tables if t.rows]
+
+
+def protocol_of(options: CollabOptions) -> Protocol:
+    """How sessions are played, from the options."""
+    return Protocol(
+        session=options.session,
+        user=options.user,
+        verdicts=options.verdicts or "checkers",
+        grader=options.grader,
+        enforcement=options.enforcement,
+        length_rule=options.agent_length_rule,
+        agent_config=GenerateConfig(
+            temperature=options.agent_temperature,
+            top_p=options.agent_top_p,
+            max_tokens=options.agent_max_tokens,
+        ),
+    )
+
+
+def _solved(outcome: CollabOutcome) -> bool:
+    if outcome.grader == "judge":
+        return bool(outcome.judged)
+    return bool(outcome.draft) and is_correct(outcome.problem, outcome.draft)
+
+
+def _profiles(options: CollabOptions, asked: int) -> list[CollabUser] | None:
+    """The profiles users come from (None: the taxonomy), checked against `asked` users."""
+    if options.profiles is None:
+        return None
+    profiles = load_msc_profiles(options.profiles)
+    if options.user == "rules":
+        profiles = [u for u in profiles if _checkable(u)]
+    if not profiles or len(profiles) < asked:
+        usable = " with only checkable preferences" if options.user == "rules" else ""
+        raise PersonaFileError(
+            f"{options.profiles}: {len(profiles)} profiles{usable}, {max(asked, 1)} asked"
+        )
+    return profiles
 
 
 def _checkable(user: CollabUser) -> bool:

@@ -65,6 +65,9 @@ def load_local(path_text: str) -> list[Problem]:
     files = sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES) if path.is_dir() else [path]
     if not files:
         raise ProblemSourceError(f"{path}: no .json/.jsonl/.csv/.parquet/.txt files inside")
+    if any(_msc_split(f) == "test" for f in files):
+        # MSC keeps a train and a test file per dataset: a folder evaluates on test only.
+        files = [f for f in files if _msc_split(f) != "train"]
     problems: list[Problem] = []
     for file in files:
         problems.extend(_load_file(file, _source_name(file, path)))
@@ -73,8 +76,26 @@ def load_local(path_text: str) -> list[Problem]:
     return problems
 
 
-_MSC_CACHE_STEM = re.compile(r"(?:train|test)set_size\d+_seed\d+")
+_MSC_CACHE_STEM = re.compile(r"(train|test)set_size\d+_seed\d+")
 """MultiSessionCollab's cached file names: the dataset is only in the folder name."""
+
+
+def _msc_split(file: Path) -> str | None:
+    """``train`` or ``test`` for one of MultiSessionCollab's cached files, else None."""
+    found = _MSC_CACHE_STEM.fullmatch(file.stem)
+    return found.group(1) if found else None
+
+
+def is_msc_cache(path_text: str) -> bool:
+    """Whether a problem source is MultiSessionCollab's cache: one of its cached files, or
+    a folder whose problem files are all such files."""
+    path = Path(path_text).expanduser()
+    if path.is_file():
+        return _msc_split(path) is not None
+    if not path.is_dir():
+        return False
+    files = [p for p in path.rglob("*") if p.suffix in _SUFFIXES]
+    return bool(files) and all(_msc_split(f) is not None for f in files)
 
 
 def _source_name(file: Path, root: Path) -> str:
@@ -310,7 +331,8 @@ def _cached_choice(row: Row, source: str, i: int) -> Problem | None:
     matches = [k for k, c in enumerate(choices) if c.strip() == solution]
     if len(choices) < 2 or not matches:
         return None
-    return _choice(row, source, i, _strip_q(question), choices, matches[0])
+    chosen = _choice(row, source, i, _strip_q(question), choices, matches[0])
+    return chosen.model_copy(update={"reference": _text(row, "solution"), "text": problem})
 
 
 def _strip_q(question: str) -> str:
@@ -347,6 +369,7 @@ def _math_hard(row: Row, source: str, i: int) -> Problem:
         kind="math",
         question=_question(_text(row, "problem"), "problem"),
         answer=str(answer),
+        reference=_text(row, "solution") if row.get("solution") else "",
     )
 
 

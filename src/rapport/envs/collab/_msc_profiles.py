@@ -93,6 +93,7 @@ def _profile(item: Any, path: Path, n: int) -> CollabUser:
         ids = [msc_preference_id(text) for text in texts]
     except KeyError as exc:
         raise PersonaFileError(f"{path}: profile {n}: {exc.args[0]}") from exc
+    worded = dict(zip(ids, texts, strict=True))
     persona = item.get("persona")
     if persona is None:
         persona = ""
@@ -105,6 +106,7 @@ def _profile(item: Any, path: Path, n: int) -> CollabUser:
     return CollabUser(
         id=f"msc-{index:03d}",
         persona=profile.description,
-        preferences=list(dict.fromkeys(ids)),  # a text repeated is one preference
+        preferences=list(worded),  # a text repeated is one preference
+        preference_texts=list(worded.values()),
         profile=profile,
     )

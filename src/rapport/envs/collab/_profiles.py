@@ -6,6 +6,8 @@ import random
 from collections.abc import Collection, Sequence
 from typing import Literal
 
+from pydantic import Field
+
 from rapport.log import UserSpec
 
 from ._personas import Persona, generate_persona
@@ -23,6 +25,16 @@ class CollabUser(UserSpec):
 
     profile: Persona
     """The structured persona the description came from."""
+    preference_texts: list[str] = Field(default_factory=list)
+    """The preferences in the words of the profile file they were read from (one per id, in
+    order); empty: the taxonomy's descriptions are their words."""
+
+    def preference_wording(self) -> list[str]:
+        """Each preference as the user simulator is told it: the profile's own text, else
+        the taxonomy's description."""
+        if self.preference_texts:
+            return list(self.preference_texts)
+        return [" ".join(p.description.split()) for p in self.preference_objects()]
 
     def preference_objects(self) -> list[Preference]:
         """The user's preferences, in order, from the ``collab`` taxonomy."""

@@ -55,18 +55,24 @@ class PreferenceDecision:
 
 
 def decide_preferences(
-    reaction: UserReaction, preferences: list[Preference], agent_text: str, *, turn: int
+    reaction: UserReaction,
+    preferences: list[Preference],
+    agent_text: str,
+    *,
+    turn: int,
+    use_checkers: bool = True,
 ) -> PreferenceDecision:
     """Combine the model's verdicts with the deterministic checkers, one verdict each.
 
-    A preference the model did not judge counts as satisfied in the model's eyes.
+    A preference the model did not judge counts as satisfied in the model's eyes. Without
+    `use_checkers` the model's verdict stands and the checker's is only recorded.
     """
     clarifying = is_clarifying_question(agent_text)
     decision = PreferenceDecision(clarifying=clarifying)
     for position, pref in enumerate(preferences):
         model_ok = _model_verdict(reaction, pref.id, position)
         checker_ok = check_preference(pref.id, agent_text)
-        satisfied = checker_ok if checker_ok is not None else model_ok
+        satisfied = checker_ok if checker_ok is not None and use_checkers else model_ok
         enforced = not satisfied and not clarifying
         if enforced:
             decision.violated.append(pref)

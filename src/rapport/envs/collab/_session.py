@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Literal
@@ -13,11 +14,18 @@ from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles
 from rapport.log import Condition, SessionInfo, SessionSpec, Speaker, StopReason
 
 from .._protocol import AgentRequest, Episode, SessionLog
+from ._grading import grade
+from ._msc_user import MscUser, PreferenceWords
 from ._problems import stated_answer
 from ._profiles import CollabUser
 from ._rule_user import RuleUser
 from ._simulator import CollabUserSimulator
 from ._types import CollabOutcome, Problem
+
+MSC_AGENT_CONFIG = GenerateConfig(temperature=1.0, max_tokens=2048)
+"""MSC's agent sampling (its code: temperature 1.0, at most 2048 new tokens)."""
+OPENING = "How can I help you?"
+"""The agent's first message under MSC's protocol (a fixed greeting, not a model call)."""
 
 
 class SessionSettings(BaseModel):
@@ -31,31 +39,66 @@ class SessionSettings(BaseModel):
     """False: the simulated user holds no preferences."""
 
 
+@dataclass(frozen=True)
+class Protocol:
+    """How a session is played (the benchmark's options, for one episode).
+
+    Attributes:
+        session: ``msc`` (MSC's code: the agent opens with a greeting, the user never sees
+            the agent's reply at the turn cap, the LLM user is `MscUser`) or ``guarded``
+            (the user opens and reacts to every reply; the LLM user is
+            `CollabUserSimulator`, guarded by code for small models).
+        user: who plays the user: ``llm`` or ``rules``.
+        verdicts: who decides enforcement: ``model`` or ``checkers``.
+        grader: what grades the draft: ``judge`` or ``match``.
+        enforcement: how the guarded LLM user words enforcements.
+        length_rule: the agent prompt asks for short replies.
+        agent_config: the agent's sampling.
+    """
+
+    session: Literal["msc", "guarded"] = "msc"
+    user: Literal["llm", "rules"] = "llm"
+    verdicts: Literal["model", "checkers"] = "model"
+    grader: Literal["judge", "match"] = "judge"
+    enforcement: Literal["model", "natural", "template"] = "model"
+    length_rule: bool = False
+    agent_config: GenerateConfig | None = MSC_AGENT_CONFIG
+
+
 @cache
 def agent_prompt(name: str) -> str:
-    """A packaged agent prompt (``agent``: the collaborator; ``direct``: one-shot solver)."""
+    """A packaged prompt (``msc_agent``: MSC's collaborator; ``agent``: the guarded
+    session's; ``direct``: one-shot solver; ``length_rule``: the small models' line)."""
     return resources.files("rapport.envs.collab").joinpath(f"prompts/{name}.md").read_text()
 
 
 def problem_text(problem: Problem) -> str:
-    """The problem as the user sees it: the question, then lettered options if any."""
+    """The problem as the user sees it: the source's text, else the question and options."""
     return problem.prompt()
 
 
+_DOMAINS = {"logiqa": "logical reasoning", "medqa": "medical", "mmlu": "multiple-choice"}
+
+
+def task_line(problem: Problem) -> str:
+    """One line saying what kind of problem the user brings (from its dataset)."""
+    dataset = problem.source.split("/")[0].lower()
+    kind = _DOMAINS.get(dataset, "multiple-choice" if problem.choices else "math")
+    return f"Solve this {kind} problem together with the assistant:"
+
+
 class CollabEpisode(Episode):
-    """The user brings the problem, reacts to each agent reply, and keeps a draft answer.
+    """The user brings the problem, reacts to the agent's replies, and keeps a draft answer.
 
     Args:
         spec: the session.
         user: the simulated user's profile.
         problem: the session's problem.
         condition: the condition, whose settings pick the mode.
-        models: the run's roles (the ``user`` role plays the user).
-        max_turns: the most user-agent turn pairs (the orchestrator ends the session there).
+        models: the run's roles (``user`` plays the user, ``judge`` grades).
+        max_turns: the most agent replies (the orchestrator ends the session there).
         benchmark: the benchmark's name (for `SessionInfo`).
-        agent_config: the agent's sampling settings (None: the model's defaults).
-        user_kind: who plays the user: ``llm`` (the user model) or ``rules`` (code).
-        enforcement: how the LLM user words enforcements (see `CollabOptions`).
+        protocol: how the session is played.
     """
 
     def __init__(
@@ -68,11 +111,10 @@ class CollabEpisode(Episode):
         *,
         max_turns: int,
         benchmark: str = "collab",
-        agent_config: GenerateConfig | None = None,
-        user_kind: Literal["llm", "rules"] = "llm",
-        enforcement: Literal["model", "natural", "template"] = "model",
+        protocol: Protocol | None = None,
     ) -> None:
-        self.problem, self.agent_config = problem, agent_config
+        self.problem, self.models = problem, models
+        self.protocol = protocol or Protocol()
         self.turn_cap = max_turns
         self.settings = SessionSettings.model_validate(condition.settings)
         self.info = SessionInfo(
@@ -80,38 +122,64 @@ class CollabEpisode(Episode):
             benchmark=benchmark,
             task="a multiple-choice question" if problem.choices else "a math problem",
         )
-        prefs = user.preference_objects() if self.settings.preferences else []
-        self.user: CollabUserSimulator | RuleUser
-        if user_kind == "rules":
-            self.user = RuleUser(
-                persona=user.persona,
-                problem=problem_text(problem),
-                preferences=prefs,
-                extract=functools.partial(stated_answer, problem),
-                seed=f"{user.id}:{spec.id}:{spec.index}",
-            )
-        else:
-            self.user = CollabUserSimulator(
-                models.get("user"),
-                persona=user.persona,
-                problem=problem_text(problem),
-                preferences=prefs,
-                extract=functools.partial(stated_answer, problem, loose=True),
-                enforce_with=enforcement,
-            )
+        self.user = self._user(spec, user)
         self.history: list[Message] = []
         self.draft = ""
+        self.judged: bool | None = None
+
+    def _user(
+        self, spec: SessionSpec, user: CollabUser
+    ) -> CollabUserSimulator | RuleUser | MscUser:
+        prefs = user.preference_objects() if self.settings.preferences else []
+        p = self.protocol
+        if p.user == "rules":
+            return RuleUser(
+                persona=user.persona,
+                problem=problem_text(self.problem),
+                preferences=prefs,
+                extract=functools.partial(stated_answer, self.problem),
+                seed=f"{user.id}:{spec.id}:{spec.index}",
+            )
+        if p.session == "msc":
+            words = user.preference_wording() if self.settings.preferences else []
+            return MscUser(
+                self.models.get("user"),
+                persona=user.persona,
+                task=task_line(self.problem),
+                problem=problem_text(self.problem),
+                preferences=[PreferenceWords(q.id, w) for q, w in zip(prefs, words, strict=True)],
+                verdicts=p.verdicts,
+            )
+        return CollabUserSimulator(
+            self.models.get("user"),
+            persona=user.persona,
+            problem=problem_text(self.problem),
+            preferences=prefs,
+            extract=functools.partial(stated_answer, self.problem, loose=True),
+            enforce_with=p.enforcement,
+            use_checkers=p.verdicts == "checkers",
+        )
 
     async def start(self, log: SessionLog) -> None:
         if self.settings.mode == "direct":
             self._add(log, "user", problem_text(self.problem))
+            return
+        if self.protocol.session == "msc":
+            self._add(log, "agent", OPENING)
+        if isinstance(self.user, MscUser):
+            await self._react(log)
         else:
             self._add(log, "user", await self.user.opening())
 
     def request(self) -> AgentRequest:
-        prompt = agent_prompt("direct" if self.settings.mode == "direct" else "agent")
+        name = {"direct": "direct", "multiturn": "agent"}[self.settings.mode]
+        if name == "agent" and self.protocol.session == "msc":
+            name = "msc_agent"
+        prompt = agent_prompt(name)
+        if self.protocol.length_rule:
+            prompt = f"{prompt.rstrip()}\n{agent_prompt('length_rule')}"
         return AgentRequest(
-            messages=list(self.history), instructions=prompt, config=self.agent_config
+            messages=list(self.history), instructions=prompt, config=self.protocol.agent_config
         )
 
     async def respond(self, output: ModelOutput, log: SessionLog) -> None:
@@ -119,6 +187,11 @@ class CollabEpisode(Episode):
         if self.settings.mode == "direct":
             self.draft, self.done = output.text.strip(), True
             return
+        if self.at_cap and self.protocol.session == "msc":
+            return  # MSC's user never reads the reply that reaches the turn cap
+        await self._react(log)
+
+    async def _react(self, log: SessionLog) -> None:
         try:
             reply = await self.user.react(self.history, turn=len(self.history))
         finally:
@@ -129,6 +202,13 @@ class CollabEpisode(Episode):
         if reply.stop:
             log.stop(StopReason.USER_ENDED)
             self.done = True
+
+    async def finish(self, log: SessionLog) -> None:
+        """Grade the draft with the judge role, where the protocol says so."""
+        if self.settings.mode == "multiturn":
+            self.draft = self.user.draft
+        if self.protocol.grader == "judge":
+            self.judged = await grade(self.models.get("judge"), self.problem, self.draft, log)
 
     def _add(self, log: SessionLog, speaker: Speaker, text: str) -> None:
         log.say(speaker, text)
@@ -144,4 +224,6 @@ class CollabEpisode(Episode):
             problem_id=self.problem.id,
             problem=self.problem,
             mode=self.settings.mode,
+            grader=self.protocol.grader,
+            judged=self.judged,
         )

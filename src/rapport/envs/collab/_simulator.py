@@ -67,6 +67,8 @@ class CollabUserSimulator(UserSimulator):
             checked not to paste the criterion; code's everyday phrasing when it fails),
             ``natural`` (code's everyday phrasing) or ``template`` (the preference's name and
             criterion verbatim: the easiest signal to learn from).
+        use_checkers: a deterministic checker's verdict overrides the model's (False: it
+            is only recorded).
     """
 
     end_token = COLLAB_END_TOKEN
@@ -81,6 +83,7 @@ class CollabUserSimulator(UserSimulator):
         config: GenerateConfig | None = None,
         extract: Callable[[str], str | None] | None = None,
         enforce_with: Literal["model", "natural", "template"] = "template",
+        use_checkers: bool = True,
     ) -> None:
         self.model = model
         self.persona = persona
@@ -90,6 +93,7 @@ class CollabUserSimulator(UserSimulator):
         self.draft = ""
         """The hidden draft answer (empty until the user settles on something)."""
         self.extract, self.enforce_with = extract, enforce_with
+        self.use_checkers = use_checkers
 
     async def opening(self) -> str:
         """The first message: the need, without pasting the whole problem.
@@ -121,7 +125,9 @@ class CollabUserSimulator(UserSimulator):
             self._react_prompt(history, candidate), schema=UserReaction, config=self.config
         )
         reaction: UserReaction = out.parsed
-        decision = decide_preferences(reaction, self.preferences, agent_text, turn=turn)
+        decision = decide_preferences(
+            reaction, self.preferences, agent_text, turn=turn, use_checkers=self.use_checkers
+        )
         events: list[Event] = list(decision.verdicts)
         if decision.violated:
             ids = [p.id for p in decision.violated]

@@ -25,9 +25,19 @@ class Problem(BaseModel):
     """The gold answer: a math expression, or the correct letter for multiple choice."""
     choices: list[str] = Field(default_factory=list)
     """For multiple choice: the options in order A, B, C ..."""
+    reference: str = ""
+    """The reference solution as the source states it (MultiSessionCollab's ``solution``: a
+    worked solution, or the correct option's text), which an LLM grader reads; empty:
+    `answer`."""
+    text: str = ""
+    """The problem exactly as the source wrote it (what the user is given); empty: the
+    question with its lettered options."""
 
     def prompt(self) -> str:
-        """The question with its lettered options, as a user would paste it."""
+        """The problem as the user is given it: the source's text, else the question with
+        its lettered options."""
+        if self.text:
+            return self.text
         if not self.choices:
             return self.question
         options = "\n".join(f"{letter(i)}. {c}" for i, c in enumerate(self.choices))
@@ -51,6 +61,11 @@ class CollabOutcome(BaseOutcome):
     problem_id: str
     problem: Problem
     mode: Literal["multiturn", "direct"] = "multiturn"
+    grader: Literal["judge", "match"] = "match"
+    """What grades the draft: ``judge`` (the judge role against the reference solution)
+    or ``match`` (code: math-verify, or the option letter)."""
+    judged: bool | None = None
+    """The judge's verdict on the draft (None: not judged)."""
 
 
 class EnforcementEvent(BaseEvent):
