@@ -9,7 +9,16 @@ from ._describe import ModelUse, RunDescription, describe_run
 from ._export import export_rows, export_sessions, session_row, turn_rows
 from ._html import environment, render_html, table_html, write_html
 from ._plots import curve_plot, delta_plot
-from ._text import fmt, paired_table, render_csv, render_table, render_text, summary_table
+from ._text import (
+    fmt,
+    markdown_table,
+    paired_table,
+    render_csv,
+    render_markdown,
+    render_table,
+    render_text,
+    summary_table,
+)
 
 __all__ = [
     "Aggregates",
@@ -30,10 +39,12 @@ __all__ = [
     "export_rows",
     "export_sessions",
     "fmt",
+    "markdown_table",
     "paired_differences",
     "paired_table",
     "render_csv",
     "render_html",
+    "render_markdown",
     "render_table",
     "render_text",
     "session_curves",
