@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "library": "rapport.cli._library",
     "train": "rapport.cli._train",
     "cache": "rapport.cli._cache",
+    "pack": "rapport.cli._pack",
 }
 
 
