@@ -4,7 +4,7 @@ object: the wall time, the main metric per condition and each memory's paired di
 `none` with its 95% CI (users are the unit).
 
 Run it alone (one llama.cpp process at a time):
-    python benchmarks/demo_run.py [--users N] [--sessions N] [--concurrency K] [--keep DIR]
+    python benchmarks/demo_run.py [--users N] [--sessions N] [--concurrency K] [--run-dir DIR]
 Targets: under 10 minutes wall on 2 cores once installed; peak RSS under 4 GB; a memory whose
 paired CI excludes zero. Run it twice: the numbers are the same (seeded users, seeded calls).
 """
@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for flag in ("--users", "--sessions", "--concurrency", "--model"):
         parser.add_argument(flag)
-    parser.add_argument("--keep", metavar="DIR", help="copy the finished run dir here")
+    parser.add_argument(
+        "--run-dir", metavar="DIR", help="run into DIR (new) and keep it (default: a temp dir)"
+    )
     args = parser.parse_args()
     extra = [
         item
@@ -47,15 +48,15 @@ def main() -> None:
             "RAPPORT_HOME": str(Path(tmp) / "home"),
             "RAPPORT_MODELS": str(models_home()),
         }
-        run_dir = Path(tmp) / "run"
+        run_dir = Path(args.run_dir) if args.run_dir else Path(tmp) / "run"
+        if args.run_dir and run_dir.exists():
+            parser.error(f"--run-dir {run_dir} exists: the measurement starts from nothing")
         command = [sys.executable, "-m", "rapport", "demo", "--no-progress"]
         command += ["--run-dir", str(run_dir), *extra]
         started = time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - started
         effect = _effect(run_dir) if done.returncode == 0 else {"stderr": done.stderr[-2000:]}
-        if args.keep and done.returncode == 0:
-            shutil.copytree(run_dir, args.keep, dirs_exist_ok=True)
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     result = {
         "command": " ".join(["rapport demo", *extra]),
