@@ -1,8 +1,8 @@
 """``rapport demo [collab]``: a small experiment on the embedded model whose effect shows.
 
 The default demo is MPT (personalized tool calling) on generated users, recall instances
-only, under no memory and retrieval: a past call that carried the user's preferred value is
-something a small model copies, so the difference to ``none`` shows within minutes.
+only, under no memory and the full history in the prompt: a past call that carried the user's
+preferred value is something a small model copies, so the difference to ``none`` shows within minutes.
 ``rapport demo collab`` is the collab demo (the mechanism of reflection, UE per session).
 """
 
@@ -23,7 +23,7 @@ from ._errors import UsageError, reading_stores
 from ._run import execute, prepare
 
 DEMO_RUN_DIR = Path("runs/demo")
-DEMO_MEMORIES = ["none", "rag"]
+DEMO_MEMORIES = ["none", "full_history"]
 DEMO_USERS = 10
 """Users drawn with seed 0; the paired CI is over users."""
 DEMO_SESSIONS = 4
@@ -52,7 +52,7 @@ def demo_config(
     models: dict[str, str] | None = None,
 ) -> ExperimentConfig:
     """The demo's experiment: MPT recall on `users` generated users with `sessions` history
-    sessions each, under ``none`` and ``rag``.
+    sessions each, under ``none`` and ``full_history``.
 
     Raises:
         UsageError: a count out of range or an empty run dir (one line).
@@ -73,8 +73,6 @@ def demo_config(
                 "sessions_max": sessions,
                 "drift": 0.0,
             },
-            # BM25 needs no embedder: nothing to load or export before the first call.
-            memory_options={"rag": {"backend": "bm25"}},
         )
     except ValidationError as exc:
         raise UsageError(f"bad demo settings: {one_line(exc)}") from exc
@@ -84,10 +82,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the ``demo`` command."""
     parser = subparsers.add_parser(
         "demo",
-        help="a small run on the embedded model in which memory beats none",
+        help="a small run on the embedded model: does memory beat none?",
         description=f"Run MPT recall on {DEMO_USERS} generated users ({DEMO_SESSIONS} history "
-        "sessions each) under no memory and rag on the small embedded model, then say what "
-        "it shows, with the paired 95%% CI. `rapport demo collab` runs the collab demo (4 "
+        "sessions each) under no memory and full_history on the small embedded model, then say "
+        "what it shows, with the paired 95%% CI. `rapport demo collab` runs the collab demo (4 "
         "users x 5 sessions, rule user, none/reflection/oracle). Running it again resumes.",
     )
     parser.add_argument(
