@@ -2,7 +2,8 @@
 
 The default demo is MPT (personalized tool calling) on generated users, recall instances
 only, under no memory and the full history in the prompt: a past call that carried the user's
-preferred value is something a small model copies, so the difference to ``none`` shows within minutes.
+preferred value is something a small model copies, so the difference to ``none`` shows
+within minutes.
 ``rapport demo collab`` is the collab demo (the mechanism of reflection, UE per session).
 """
 
