@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rapport import models_home
+from rapport import models_home, rapport_home
 from rapport.report import build_report
 
 METRIC = "p_em"
@@ -43,9 +43,15 @@ def main() -> None:
         for item in (f"--{flag}", getattr(args, flag))
     ]
     with tempfile.TemporaryDirectory() as tmp:
+        # The embedder's ONNX export is part of the install (`rapport models embedder`), not
+        # of the response cache: share it like the model files.
+        home = Path(tmp) / "home"
+        home.mkdir()
+        if (rapport_home() / "embeddings").is_dir():
+            (home / "embeddings").symlink_to(rapport_home() / "embeddings")
         env = {
             **os.environ,
-            "RAPPORT_HOME": str(Path(tmp) / "home"),
+            "RAPPORT_HOME": str(home),
             "RAPPORT_MODELS": str(models_home()),
         }
         run_dir = Path(args.run_dir) if args.run_dir else Path(tmp) / "run"

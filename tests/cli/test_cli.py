@@ -165,10 +165,10 @@ def test_a_changed_config_on_an_existing_run_dir_is_a_usage_error(
     assert len(err) == 1 and "seed: 0 -> 3" in err[0]
 
 
-def test_demo_is_mpt_recall_none_and_full_history_on_the_small_model() -> None:
+def test_demo_is_mpt_recall_none_and_rag_on_the_small_model() -> None:
     config = demo_config()
     assert config.benchmark == "mpt"
-    assert config.memory == ["none", "full_history"]
+    assert config.memory == ["none", "rag"]
     assert (config.users, config.seed) == (10, 0)
     assert config.options["challenges"] == ["recall"]
     assert config.options["sessions_min"] == config.options["sessions_max"] == 4

@@ -1,4 +1,4 @@
-"""`rapport demo`: MPT recall under none and full_history, and the plain-words account it prints."""
+"""`rapport demo`: MPT recall under none and rag, and the plain-words account it prints."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_demo_runs_mpt_end_to_end_and_says_what_it_shows(
     with RunStore.open_readonly(run_dir) as store:
         records = store.sessions()
     evals = [r for r in records if r.split == "eval"]
-    assert {r.condition for r in records} == {"none", "full_history"}
+    assert {r.condition for r in records} == {"none", "rag"}
     outcomes = [r.outcome for r in evals]
     assert outcomes and all(isinstance(o, MPTEvalOutcome) for o in outcomes)
     assert {o.challenge for o in outcomes if isinstance(o, MPTEvalOutcome)} == {"recall"}

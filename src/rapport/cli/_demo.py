@@ -1,9 +1,8 @@
-"""``rapport demo [collab]``: a small experiment on the embedded model whose effect shows.
+"""``rapport demo [collab]``: a small experiment on the embedded model where memory can show.
 
 The default demo is MPT (personalized tool calling) on generated users, recall instances
-only, under no memory and the full history in the prompt: a past call that carried the user's
-preferred value is something a small model copies, so the difference to ``none`` shows
-within minutes.
+only, under no memory and retrieval over past sessions (MiniLM, BM25 without it): a past call
+that carried the user's preferred value is something a small model copies.
 ``rapport demo collab`` is the collab demo (the mechanism of reflection, UE per session).
 """
 
@@ -24,7 +23,7 @@ from ._errors import UsageError, reading_stores
 from ._run import execute, prepare
 
 DEMO_RUN_DIR = Path("runs/demo")
-DEMO_MEMORIES = ["none", "full_history"]
+DEMO_MEMORIES = ["none", "rag"]
 DEMO_USERS = 10
 """Users drawn with seed 0; the paired CI is over users."""
 DEMO_SESSIONS = 4
@@ -53,7 +52,7 @@ def demo_config(
     models: dict[str, str] | None = None,
 ) -> ExperimentConfig:
     """The demo's experiment: MPT recall on `users` generated users with `sessions` history
-    sessions each, under ``none`` and ``full_history``.
+    sessions each, under ``none`` and ``rag``.
 
     Raises:
         UsageError: a count out of range or an empty run dir (one line).
@@ -85,7 +84,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "demo",
         help="a small run on the embedded model: does memory beat none?",
         description=f"Run MPT recall on {DEMO_USERS} generated users ({DEMO_SESSIONS} history "
-        "sessions each) under no memory and full_history on the small embedded model, then say "
+        "sessions each) under no memory and rag on the small embedded model, then say "
         "what it shows, with the paired 95%% CI. `rapport demo collab` runs the collab demo (4 "
         "users x 5 sessions, rule user, none/reflection/oracle). Running it again resumes.",
     )
