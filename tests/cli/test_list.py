@@ -80,8 +80,14 @@ def test_presets_come_from_their_registry(
     plugin: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(_registry, "_LOADED", {"rapport.presets": PRESETS})  # no plug-ins
-    assert main(["list", "presets"]) == 0
-    assert capsys.readouterr().out == "no presets\n"
+    saved = dict(PRESETS)
+    PRESETS.clear()
+    try:
+        assert main(["list", "presets"]) == 0
+        assert capsys.readouterr().out == "no presets\n"
+    finally:
+        PRESETS.update(saved)
+    assert "small" in _listed("presets", capsys)  # rapport's own
     monkeypatch.setattr(_registry, "_LOADED", {})
     register_preset("tiny", "listplug:Small")
     try:

@@ -113,3 +113,27 @@ def test_report_works_when_the_benchmark_is_gone(
     monkeypatch.delitem(_registry.BENCHMARKS, "scripted")
     report = build_report(run_dir)
     assert report.metrics == ["hit", "words"] and report.lower_is_better == []
+
+
+def test_markdown_prints_every_table_under_its_title(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "run"
+    argv = ["run", "scripted", "--memory", "none,reflection", "--users", "2", "--sessions", "2"]
+    assert (
+        main([*argv, "--model", "all=scripted/auto", "--no-progress", "--run-dir", str(run_dir)])
+        == 0
+    )
+    (run_dir / "report.html").unlink()
+    capsys.readouterr()
+    assert main(["report", str(run_dir), "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    titles = [line[4:] for line in out.splitlines() if line.startswith("### ")]
+    assert titles[:2] == [
+        "scripted: mean over users [95% CI]",
+        "scripted: condition - none [95% CI]",
+    ]
+    summary = out.split("### ")[1].splitlines()
+    assert summary[2].startswith("| condition | hit |") and summary[3].startswith("|---|---|")
+    assert {row.split(" | ")[0] for row in summary[4:6]} == {"| none", "| reflection"}
+    assert not (run_dir / "report.html").exists()

@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "train": "rapport.cli._train",
     "cache": "rapport.cli._cache",
     "study": "rapport.cli._study",
+    "pack": "rapport.cli._pack",
 }
 
 

@@ -1,4 +1,4 @@
-"""``rapport report DIR [--format table|json|csv] [--html [FILE]]``: a run's results."""
+"""``rapport report DIR [--format table|json|csv|markdown] [--html [FILE]]``: a run's results."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ import os
 import sys
 from pathlib import Path
 
-from rapport.report import Report, build_report, render_csv, render_text, write_html
+from rapport.report import (
+    Report,
+    build_report,
+    render_csv,
+    render_markdown,
+    render_text,
+    write_html,
+)
 from rapport.store import RUN_FILE
 
 from ._errors import UsageError, directory_path, output_file, output_path, reading_stores
@@ -22,12 +29,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "report",
         help="show a run's results and write its HTML report",
         description="Print a run's metrics (mean over users, 95% bootstrap CI). The table "
-        "format also writes report.html in the run dir (when it is writable); json and csv "
-        "write nothing but stdout unless --html is given. The run's store is only read.",
+        "format also writes report.html in the run dir (when it is writable); json, csv and "
+        "markdown (every table, as docs/ quotes it) write nothing but stdout unless --html "
+        "is given. The run's store is only read.",
     )
     parser.add_argument("run_dir", metavar="DIR", help="the run dir")
     parser.add_argument(
-        "--format", choices=("table", "json", "csv"), default="table", help="output format"
+        "--format",
+        choices=("table", "json", "csv", "markdown"),
+        default="table",
+        help="output format",
     )
     parser.add_argument(
         "--html",
@@ -77,6 +88,8 @@ def handle(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), indent=2))
     elif args.format == "csv":
         print(render_csv(report), end="")
+    elif args.format == "markdown":
+        print(render_markdown(report), end="")
     else:
         print(render_text(report))
     if path is not None:

@@ -40,7 +40,16 @@ from ._export import (
 )
 from ._html import environment, render_html, table_html, write_html
 from ._plots import comparison_chart, curve_chart, delta_chart
-from ._text import fmt, paired_table, render_csv, render_table, render_text, summary_table
+from ._text import (
+    fmt,
+    markdown_table,
+    paired_table,
+    render_csv,
+    render_markdown,
+    render_table,
+    render_text,
+    summary_table,
+)
 
 __all__ = [
     "COLORS",
@@ -78,6 +87,7 @@ __all__ = [
     "fmt",
     "is_run_dir",
     "load",
+    "markdown_table",
     "models_text",
     "paired_differences",
     "paired_table",
@@ -86,6 +96,7 @@ __all__ = [
     "render_comparison_text",
     "render_csv",
     "render_html",
+    "render_markdown",
     "render_table",
     "render_text",
     "results_table",

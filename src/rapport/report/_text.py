@@ -115,6 +115,27 @@ def render_text(report: Report) -> str:
     return "\n\n".join(parts)
 
 
+def markdown_table(table: Table) -> str:
+    """A table as a Markdown pipe table (``|`` in a cell escaped), without its title."""
+
+    def row(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    lines = [row(table.columns), "|" + "---|" * len(table.columns)]
+    lines += [row([cell_text(c) for c in cells]) for cells in table.rows]
+    return "\n".join(lines)
+
+
+def render_markdown(report: Report) -> str:
+    """Every table of the text report as Markdown, each under a ``### title`` line: what
+    docs/ copies, and what the docs-vs-results check compares with."""
+    tables = [summary_table(report)]
+    if report.paired:
+        tables.append(paired_table(report))
+    tables += report.tables
+    return "\n\n".join(f"### {t.title}\n\n{markdown_table(t)}" for t in tables) + "\n"
+
+
 def render_csv(report: Report) -> str:
     """One row per condition and metric: mean and CI bounds."""
     out = io.StringIO()

@@ -1,5 +1,6 @@
 """Persistence of run logs, memory versions and the shared model response cache (SQLite)."""
 
+from ._pack import pack_run
 from ._queries import ErrorRow, SessionRow
 from ._sqlite import (
     RUN_FILE,
@@ -33,4 +34,5 @@ __all__ = [
     "config_differences",
     "default_cache_path",
     "is_sqlite_file",
+    "pack_run",
 ]

@@ -75,7 +75,7 @@ async def test_the_report_counts_code_guards_and_draft_disagreement(kit: SimpleN
 async def test_the_demo_finds_a_preference_followed_after_an_earlier_request(
     kit: SimpleNamespace,
 ) -> None:
-    from rapport.cli._demo import learned_excerpt
+    from rapport.cli._demo_collab import learned_excerpt
 
     user = kit.make_user(("bullet_points", "no_unsolicited_suggestions", "direct"))
     first = await kit.Harness([PROSE, FIXED], kit.scripted_user("x", [])).run(

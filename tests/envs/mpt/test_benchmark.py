@@ -62,6 +62,28 @@ def test_options_come_from_cli_strings() -> None:
         MPTOptions.model_validate({"nope": 1})
 
 
+def test_challenges_choose_which_eval_instances_generated_users_get() -> None:
+    recall = MPTBenchmark.from_config(
+        ExperimentConfig(benchmark="mpt", options={"challenges": "recall", "per_cell": "2"})
+    )
+    every = MPTBenchmark(MPTOptions(per_cell=2))
+    kinds = {
+        name: [
+            s.task.instance["challenge"]  # type: ignore[union-attr]
+            for user in bench.users(8, 0)
+            for s in bench.sessions(user, 1, 0)
+            if s.split == "eval"
+        ]
+        for name, bench in (("recall", recall), ("every", every))
+    }
+    assert kinds["recall"] and set(kinds["recall"]) == {"recall"}
+    assert {"recall", "induction", "transfer"} <= set(kinds["every"])
+    with pytest.raises(ValidationError):
+        MPTOptions.model_validate({"challenges": "recall,guessing"})
+    with pytest.raises(ValidationError, match="generated users"):
+        MPTOptions.model_validate({"release": "r", "challenges": "recall"})
+
+
 @pytest.mark.parametrize(
     "options",
     [

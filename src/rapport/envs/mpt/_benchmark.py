@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles
 from rapport.log import (
@@ -24,7 +24,7 @@ from rapport.memory import render_sessions
 
 from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog
 from ._agent import render_instructions
-from ._generate import GenerationSettings, generate_users
+from ._generate import CHALLENGES, GenerationSettings, generate_users
 from ._metrics import TOKEN_METHOD, count_tokens, instance_scores
 from ._records import history_record, paraphrase_record, truth_text
 from ._release import load_release
@@ -32,6 +32,8 @@ from ._report import report_tables
 from ._schema import ApiSchema, arguments_model, domain_schema, schema_from_json, validate_call
 from ._tools import call_model, check_call, tools_instructions
 from ._types import MPTEvalOutcome, MPTEvalTask, MPTHistoryOutcome, MPTHistoryTask
+
+Challenge = Literal["recall", "induction", "transfer"]
 
 
 class MPTOptions(BaseModel):
@@ -47,6 +49,11 @@ class MPTOptions(BaseModel):
     """Most history sessions per user."""
     per_cell: int = Field(default=1, ge=0, le=10)
     """Eval instances per challenge x query type and user (at most 6 cells)."""
+    challenges: list[Challenge] = Field(
+        default_factory=lambda: list(get_args(Challenge)), min_length=1
+    )
+    """The challenges generated users get eval instances for (``recall,induction``: no
+    transfer); the instances keep the generator's order."""
     max_eval: int | None = Field(default=None, ge=0)
     """Keep at most this many eval instances per user (None: all)."""
     paraphrase: bool = False
@@ -63,6 +70,14 @@ class MPTOptions(BaseModel):
     """Score dates written with a month name (``March 5th``) as the same day in ``MM-DD``;
     PRefine's scorer leaves them as written, so they never match an ISO gold date."""
 
+    @field_validator("challenges", mode="before")
+    @classmethod
+    def _split_challenges(cls, value: Any) -> Any:
+        # ``--challenges recall,induction`` on the command line
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
     @model_validator(mode="after")
     def _ordered(self) -> MPTOptions:
         if self.sessions_min > self.sessions_max:
@@ -78,6 +93,8 @@ class MPTOptions(BaseModel):
             unused = [k for k in ("data", "dataset") if k in self.model_fields_set]
             if unused:
                 raise ValueError(f"{unused[0]} reads the release: give release too")
+        elif "challenges" in self.model_fields_set:
+            raise ValueError("challenges applies to generated users: the release has its own")
         return self
 
 
@@ -135,6 +152,7 @@ class MPTBenchmark(Benchmark):
                 sessions_max=o.sessions_max,
                 drift=o.drift,
                 per_cell=o.per_cell,
+                challenges=tuple(c for c in CHALLENGES if c in o.challenges),
             )
             plans = generate_users(n, seed, settings)
         return [self._user(plan) for plan in plans]

@@ -36,6 +36,8 @@ class GenerationSettings:
     """Chance that a session is drawn from a domain where the user holds no preference."""
     per_cell: int = 1
     """Eval instances per challenge x query type."""
+    challenges: tuple[str, ...] = CHALLENGES
+    """The challenges that get eval instances (a subset of `CHALLENGES`)."""
 
 
 @lru_cache(maxsize=256)
@@ -216,7 +218,7 @@ def _instances(
     candidates = _candidates(prefs, plan)
     instances: list[dict[str, Any]] = []
     for query_type in QUERY_TYPES:  # guided cells first, so a cut keeps every challenge
-        for challenge in CHALLENGES:
+        for challenge in settings.challenges:
             pool = candidates[challenge]
             for _ in range(settings.per_cell if pool else 0):
                 domain, group = rng.choice(pool)

@@ -14,14 +14,7 @@ from dataclasses import dataclass, field
 
 from rapport.judges import JudgeResult, MultiJudge
 from rapport.llm import Message, ModelOutput, ModelRoles, ToolCall, ToolSpec
-from rapport.log import (
-    NoteEvent,
-    SessionInfo,
-    Speaker,
-    StopReason,
-    ToolCallEvent,
-    UserGuardEvent,
-)
+from rapport.log import NoteEvent, SessionInfo, Speaker, StopReason, ToolCallEvent, UserGuardEvent
 
 from .._protocol import AgentRequest, Episode, SessionFailure, SessionLog
 from ._alignment import Step, align
