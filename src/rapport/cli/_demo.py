@@ -130,7 +130,7 @@ def handle(args: argparse.Namespace) -> int:
         concurrency=_integer("concurrency", args.concurrency),
         models={"all": args.model} if args.model else None,
     )
-    code = execute(prepare(config), progress=not args.no_progress)
+    code = execute(prepare(config), progress=not args.no_progress, fail_on_errors=False)
     if code == 0:
         with reading_stores(config.run_dir), RunStore.open_readonly(config.run_dir) as store:
             records = store.sessions()

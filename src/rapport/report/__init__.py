@@ -3,7 +3,15 @@ differences, usage, errors, the run's description; text, CSV, JSON and HTML."""
 
 from rapport.log import Table
 
-from ._build import Aggregates, ErrorEntry, Report, TokenUsage, aggregate, build_report
+from ._build import (
+    Aggregates,
+    ErrorEntry,
+    RepeatedError,
+    Report,
+    TokenUsage,
+    aggregate,
+    build_report,
+)
 from ._curves import CurvePoint, PairedDifference, paired_differences, session_curves
 from ._describe import ModelUse, RunDescription, describe_run
 from ._export import export_rows, export_sessions, session_row, turn_rows
@@ -17,6 +25,7 @@ __all__ = [
     "ErrorEntry",
     "ModelUse",
     "PairedDifference",
+    "RepeatedError",
     "Report",
     "RunDescription",
     "Table",
