@@ -175,7 +175,12 @@ class PrefixEpisode(Episode):
             self._stop(log, str(stop))
 
     async def finish(self, log: SessionLog) -> None:
-        """The judges score the transcript on every UX dimension."""
+        """The judges score the transcript on every UX dimension.
+
+        Raises:
+            SessionFailure: a judge's call failed (its output stayed invalid, its server
+                was down): the session is an error at that judge's role, like any model.
+        """
         if self.dropped:
             return
         judge = MultiJudge(
@@ -187,6 +192,11 @@ class PrefixEpisode(Episode):
         result = await judge.score(self.models, transcript, turn_ids, key=self.plan.judge_key)
         for event in result.events():
             log.event(event)
+        if result.errors:
+            first, *others = result.errors
+            for error in others:
+                log.event(error)
+            raise SessionFailure(first.where, first.message, error_type=first.error_type)
 
     def outcome(self) -> PrefixOutcome:
         names = [s.id for s in self.plan.settings]
