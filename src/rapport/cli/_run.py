@@ -23,6 +23,7 @@ from rapport.report import build_report, render_text, write_html
 from ._config import add_experiment_flags, config_from_args
 from ._errors import UsageError, reading_stores
 from ._options_help import BenchmarkHelp
+from ._signals import say_stopped
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -126,12 +127,7 @@ def execute(
         print(f"rapport: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(
-            f"rapport: interrupted; finished sessions are saved in {run_dir}. "
-            "Run the same command again to resume.",
-            file=sys.stderr,
-        )
-        return 130
+        return say_stopped(run_dir)
     print(summary_line(result), file=sys.stderr)
     with reading_stores(run_dir):
         print_report(run_dir)
