@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 from runner_fakes import NotesMemory, aware_reply
 
+from rapport.cli import main
 from rapport.eval import ExperimentConfig, ProviderOutage, run_experiment
 from rapport.llm import ModelError, ModelRoles, Request, ScriptedAPI
 from rapport.log import ErrorEvent, MemoryItem, MemoryState, SessionRecord
 from rapport.memory import MEMORIES, UserRef
+from rapport.report import build_report, render_text
 from rapport.store import RunStore
 
 pytestmark = pytest.mark.usefixtures("registered")
@@ -130,3 +132,38 @@ async def test_errors_from_the_middle_are_retried_from_the_memory_before_them(
     clean = config.model_copy(update={"run_dir": tmp_path / "b"})
     await run_experiment(clean, models=_switch_models(Switch()), progress=False)
     assert _scores(tmp_path / "a") == _scores(tmp_path / "b")
+
+
+async def test_a_session_that_fails_the_same_way_is_kept_after_its_attempts(
+    tmp_path: Path,
+) -> None:
+    config = _run_config(tmp_path, "forgetful").model_copy(update={"users": 1})
+    runs = [await run_experiment(config, progress=False) for _ in range(4)]
+    assert [r.sessions_run for r in runs] == [3, 3, 3, 0]
+    assert [r.retried for r in runs] == [0, 3, 3, 0]
+    assert [r.exhausted for r in runs] == [0, 0, 3, 3]
+    assert runs[-1].error_sessions == 3
+    with RunStore(tmp_path, create=False) as store:
+        assert set(store.attempts(errors=True).values()) == {3}
+    report = build_report(tmp_path)
+    assert [(e.session, e.attempts) for e in report.repeated_errors] == [(0, 3), (1, 3), (2, 3)]
+    line = render_text(report).splitlines()[-1]
+    assert line.startswith("Error sessions played more than once: 3 (forgetful/u0/0 (3 times)")
+    more = await run_experiment(config, progress=False, max_attempts=4)  # a higher limit
+    assert more.retried == more.sessions_run == 3 and more.exhausted == 3
+
+
+def test_the_cli_says_which_error_sessions_it_keeps(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["run", "scripted", "--memory", "forgetful", "--users", "1", "--sessions", "2"]
+    argv += ["--max-turns", "2", "--run-dir", str(tmp_path), "--no-progress"]
+    assert main([*argv, "--max-attempts", "1"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == (
+        "rapport: the run ended with 2 error sessions; 2 of them reached --max-attempts 1 "
+        "and are kept as they are (a higher --max-attempts runs them again)"
+    )
+    assert main([*argv, "--max-attempts", "x"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["rapport: --max-attempts must be a whole number from 0 to 1000000, not 'x'"]

@@ -55,7 +55,7 @@ async def test_a_judge_that_fails_becomes_an_error_and_the_others_still_count() 
     )
     result = await MultiJudge(DIMS, "Judge it.").score(models, "[0] user: hi", {0})
     assert result.means() == {"clarity": 4.0, "pace": 4.0}
-    assert [e.where for e in result.errors] == ["judge:judge2:0"]
+    assert [(e.where, e.error_type) for e in result.errors] == [("judge2", "ModelError")]
 
 
 async def test_out_of_range_scores_are_rejected_by_the_schema() -> None:
@@ -64,4 +64,4 @@ async def test_out_of_range_scores_are_rejected_by_the_schema() -> None:
         ModelRoles({"judge": api}), "[0] u", {0}
     )
     assert result.scores == []
-    assert result.errors and result.errors[0].where == "judge:judge:0"
+    assert [(e.where, e.error_type) for e in result.errors] == [("judge", "OutputValidationError")]

@@ -92,6 +92,42 @@ def test_a_failed_commit_leaves_nothing_of_that_session(tmp_path: Path) -> None:
     assert [v.version for v in store.memory_versions()] == [1]
 
 
+def test_each_commit_of_a_session_counts_one_attempt_and_a_failed_one_none(
+    tmp_path: Path,
+) -> None:
+    store = RunStore(tmp_path)
+    store.create_or_open(_config(tmp_path))
+    store.commit_session(_record("none", "u0", 0), _version("none", "u0", 1))
+    store.commit_session(_record("none", "u0", 1), _version("none", "u0", 2))
+    store.commit_session(_record("none", "u0", 1), _version("none", "u0", 2))  # a retry
+    failed = _record("none", "u0", 1).model_copy(update={"status": "error"})
+    store.commit_session(failed, _version("none", "u0", 2))
+    with sqlite3.connect(tmp_path / "run.sqlite") as conn:
+        conn.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON memory_versions "
+            "BEGIN SELECT RAISE(ABORT, 'disk trouble'); END"
+        )
+    with pytest.raises(sqlite3.DatabaseError, match="disk trouble"):
+        store.commit_session(failed, _version("none", "u0", 2))
+    assert store.attempts() == {("none", "u0", 0): 1, ("none", "u0", 1): 3}
+    assert store.attempts("none", "u0", errors=True) == {("none", "u0", 1): 3}
+
+
+def test_a_store_older_than_the_attempt_count_reads_and_takes_it_on(tmp_path: Path) -> None:
+    with RunStore(tmp_path) as store:
+        store.create_or_open(_config(tmp_path))
+        store.commit_session(_record("none", "u0", 0), _version("none", "u0", 1))
+    with sqlite3.connect(tmp_path / "run.sqlite") as conn:
+        conn.execute("ALTER TABLE sessions DROP COLUMN attempts")  # as stores were written
+    with RunStore.open_readonly(tmp_path) as old:
+        assert not old.has_column("sessions", "attempts")
+        assert old.attempts() == {("none", "u0", 0): 1}
+        assert [r.index for r in old.sessions()] == [0]
+    with RunStore(tmp_path) as store:  # opened to write: the column is added
+        store.commit_session(_record("none", "u0", 0), _version("none", "u0", 1))
+        assert store.attempts() == {("none", "u0", 0): 2}
+
+
 def test_reopening_with_another_config_names_the_difference(tmp_path: Path) -> None:
     first = RunStore(tmp_path).create_or_open(_config(tmp_path, sessions=3))
     again = RunStore(tmp_path).create_or_open(_config(tmp_path, sessions=3, concurrency=4))

@@ -1,7 +1,8 @@
 """The `rapport` command. One module per command; each calls only the public Python API.
 
 A command module exposes ``register(subparsers)``, which adds its parser and sets
-``handler=fn(args) -> int`` on it.
+``handler=fn(args) -> int`` on it. Importing this package is light: everything else is
+imported inside `main`, after Ctrl-C and SIGTERM are handled (`_signals`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ import importlib
 import re
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from rapport.store import StoreError
+from ._signals import run_stoppable
 
-from ._errors import UsageError
-from ._names import unknown_flag
+if TYPE_CHECKING:
+    from ._errors import UsageError
 
 COMMANDS: dict[str, str] = {
     "run": "rapport.cli._run",
@@ -51,6 +52,8 @@ class _Parser(argparse.ArgumentParser):
     ) -> argparse.Namespace:
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:
+            from ._names import unknown_flag
+
             command = self._command(parsed)
             known = [f for a in command._actions for f in a.option_strings]
             first = extra[0]
@@ -87,19 +90,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: parse, dispatch, and turn bad input into one line and exit code 2."""
+    """Entry point: parse, dispatch, and turn bad input into one line and exit code 2;
+    Ctrl-C (SIGINT) or SIGTERM, from this function's first statement on, into one line and
+    exit code 130 or 143 (see `_signals`)."""
+    return run_stoppable(lambda: _dispatch(argv))
+
+
+def _dispatch(argv: list[str] | None) -> int:
+    from rapport.store import StoreError
+
+    from ._errors import UsageError
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args) or 0)
     except (UsageError, StoreError) as exc:
         print(f"rapport: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(
-            "rapport: interrupted; finished sessions are saved, run again to resume",
-            file=sys.stderr,
-        )
-        return 130
+
+
+def __getattr__(name: str) -> Any:
+    """`UsageError`, imported on first use (so that importing the package stays light)."""
+    if name == "UsageError":
+        from ._errors import UsageError
+
+        return UsageError
+    raise AttributeError(f"module 'rapport.cli' has no attribute '{name}'")
 
 
 __all__ = ["COMMANDS", "UsageError", "build_parser", "main"]

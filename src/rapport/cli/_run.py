@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rapport.eval import (
+    MAX_ATTEMPTS,
     MAX_CONSECUTIVE_FAILURES,
     Experiment,
     ExperimentConfig,
@@ -22,6 +23,7 @@ from rapport.report import build_report, render_text, write_html
 from ._config import add_experiment_flags, config_from_args
 from ._errors import UsageError, reading_stores
 from ._options_help import BenchmarkHelp
+from ._signals import say_stopped
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def add_resume_flags(parser: argparse.ArgumentParser) -> None:
-    """``--retry-errors`` / ``--keep-errors`` and ``--max-failures N``."""
+    """``--retry-errors`` / ``--keep-errors``, ``--max-failures N`` and ``--max-attempts N``."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--retry-errors",
@@ -68,21 +70,34 @@ def add_resume_flags(parser: argparse.ArgumentParser) -> None:
         help="stop (exit 1) after N sessions in a row fail on a model provider; 0: never "
         f"(default {MAX_CONSECUTIVE_FAILURES})",
     )
+    parser.add_argument(
+        "--max-attempts",
+        metavar="N",
+        default=str(MAX_ATTEMPTS),
+        help="on resume, keep an error session played N times as it is instead of retrying "
+        f"it; 0: no limit (default {MAX_ATTEMPTS})",
+    )
 
 
 def resume_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The run's ``retry_errors`` and ``max_failures`` from the flags.
+    """The run's ``retry_errors``, ``max_failures`` and ``max_attempts`` from the flags.
 
     Raises:
-        UsageError: ``--max-failures`` is not a count.
+        UsageError: ``--max-failures`` or ``--max-attempts`` is not a count.
     """
-    raw = getattr(args, "max_failures", str(MAX_CONSECUTIVE_FAILURES))
-    if not str(raw).isdigit() or int(raw) > 1_000_000:
-        raise UsageError(f"--max-failures must be a whole number from 0 to 1000000, not {raw!r}")
     return {
         "retry_errors": getattr(args, "retry_errors", True),
-        "max_failures": int(raw),
+        "max_failures": _count(args, "max_failures", MAX_CONSECUTIVE_FAILURES),
+        "max_attempts": _count(args, "max_attempts", MAX_ATTEMPTS),
     }
+
+
+def _count(args: argparse.Namespace, name: str, default: int) -> int:
+    raw = getattr(args, name, str(default))
+    if not str(raw).isdigit() or int(raw) > 1_000_000:
+        flag = "--" + name.replace("_", "-")
+        raise UsageError(f"{flag} must be a whole number from 0 to 1000000, not {raw!r}")
+    return int(raw)
 
 
 def prepare(config: ExperimentConfig) -> Experiment:
@@ -93,10 +108,14 @@ def prepare(config: ExperimentConfig) -> Experiment:
         raise UsageError(str(exc)) from exc
 
 
-def execute(experiment: Experiment, *, progress: bool = True, **options: Any) -> int:
+def execute(
+    experiment: Experiment, *, progress: bool = True, fail_on_errors: bool = True, **options: Any
+) -> int:
     """Run a prepared experiment, then print the table and write the HTML report.
 
-    ``options`` go to `Experiment.run` (``retry_errors``, ``max_failures``).
+    ``options`` go to `Experiment.run` (``retry_errors``, ``max_failures``,
+    ``max_attempts``). A run that ends with error sessions in its store says so in one
+    line and, with ``fail_on_errors``, exits with code 1.
     """
     run_dir = experiment.config.run_dir
     try:
@@ -108,15 +127,13 @@ def execute(experiment: Experiment, *, progress: bool = True, **options: Any) ->
         print(f"rapport: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(
-            f"rapport: interrupted; finished sessions are saved in {run_dir}. "
-            "Run the same command again to resume.",
-            file=sys.stderr,
-        )
-        return 130
+        return say_stopped(run_dir)
     print(summary_line(result), file=sys.stderr)
     with reading_stores(run_dir):
         print_report(run_dir)
+    if result.error_sessions:
+        print(f"rapport: {errors_line(result)}", file=sys.stderr)
+        return 1 if fail_on_errors else 0
     return 0
 
 
@@ -128,6 +145,21 @@ def summary_line(result: RunResult) -> str:
         f"(+{result.cached_calls} cached, {result.failed_calls} failed)"
         + (f", {result.retried} error sessions retried" if result.retried else "")
     )
+
+
+def errors_line(result: RunResult) -> str:
+    """What a run that ends with error sessions left, and how to resume it, in one line."""
+    head = f"the run ended with {result.error_sessions} error sessions"
+    kept = (
+        f"{result.exhausted} of them reached --max-attempts {result.max_attempts} "
+        "and are kept as they are"
+    )
+    retry = result.error_sessions - result.exhausted
+    if not retry:
+        return f"{head}; {kept} (a higher --max-attempts runs them again)"
+    if result.exhausted:
+        return f"{head}; {kept}; run the same command again to retry the other {retry}"
+    return f"{head}; run the same command again to retry them"
 
 
 def print_report(run_dir: Path) -> None:

@@ -2,6 +2,8 @@
 
 from rapport.log import ExperimentConfig
 
+from ._failures import MAX_CONSECUTIVE_FAILURES, ProviderOutage
+from ._lifecycle import play_session
 from ._metrics import (
     DeltaPoint,
     Estimate,
@@ -16,20 +18,14 @@ from ._metrics import (
     session_deltas,
     summarize,
 )
-from ._orchestrator import Orchestrator, guarded, record_failure
+from ._orchestrator import Orchestrator, guarded, one_line, record_failure
 from ._prepare import prepare_experiment, run, run_experiment
 from ._provenance import describe_invocation, git_revision, package_versions, redact_url
-from ._runner import (
-    MAX_CONSECUTIVE_FAILURES,
-    Experiment,
-    ExperimentError,
-    ProviderOutage,
-    RunResult,
-    one_line,
-    play_session,
-)
+from ._resume import MAX_ATTEMPTS
+from ._runner import Experiment, ExperimentError, RunResult
 
 __all__ = [
+    "MAX_ATTEMPTS",
     "MAX_CONSECUTIVE_FAILURES",
     "DeltaPoint",
     "Estimate",

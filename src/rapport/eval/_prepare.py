@@ -29,14 +29,11 @@ from rapport.log import MAX_USERS, Condition, ExperimentConfig
 from rapport.memory import MEMORIES, Memory, create_memory, is_memory
 from rapport.store import RUN_FILE, SqliteCache, StoreError, check_run_store
 
+from ._failures import MAX_CONSECUTIVE_FAILURES
+from ._lifecycle import AgentFactory
 from ._orchestrator import one_line
-from ._runner import (
-    MAX_CONSECUTIVE_FAILURES,
-    AgentFactory,
-    Experiment,
-    ExperimentError,
-    RunResult,
-)
+from ._resume import MAX_ATTEMPTS
+from ._runner import Experiment, ExperimentError, RunResult
 
 
 def prepare_experiment(
@@ -211,13 +208,17 @@ async def run_experiment(
     progress: bool = True,
     retry_errors: bool = True,
     max_failures: int = MAX_CONSECUTIVE_FAILURES,
+    max_attempts: int = MAX_ATTEMPTS,
     agent_factory: AgentFactory | None = None,
 ) -> RunResult:
     """Run (or resume) an experiment; see `prepare_experiment` for what is checked first
-    and `Experiment.run` for ``retry_errors`` and ``max_failures``."""
+    and `Experiment.run` for ``retry_errors``, ``max_failures`` and ``max_attempts``."""
     experiment = prepare_experiment(config, models=models, agent_factory=agent_factory)
     return await experiment.run(
-        progress=progress, retry_errors=retry_errors, max_failures=max_failures
+        progress=progress,
+        retry_errors=retry_errors,
+        max_failures=max_failures,
+        max_attempts=max_attempts,
     )
 
 
@@ -228,6 +229,7 @@ def run(
     progress: bool = True,
     retry_errors: bool = True,
     max_failures: int = MAX_CONSECUTIVE_FAILURES,
+    max_attempts: int = MAX_ATTEMPTS,
     agent_factory: AgentFactory | None = None,
 ) -> RunResult:
     """Synchronous `run_experiment` for scripts and notebooks.
@@ -241,6 +243,7 @@ def run(
         progress=progress,
         retry_errors=retry_errors,
         max_failures=max_failures,
+        max_attempts=max_attempts,
         agent_factory=agent_factory,
     )
     try:

@@ -77,6 +77,8 @@ class JudgeResult:
 
     scores: list[JudgeScore] = field(default_factory=list)
     errors: list[ErrorEvent] = field(default_factory=list)
+    """One event per judge call that failed (``where``: the judge's role, ``error_type``:
+    the exception's class); the caller decides what a failed judge means for its session."""
 
     def judge_means(self) -> dict[str, dict[str, float]]:
         """Dimension -> judge -> mean over that judge's repeats."""
@@ -89,9 +91,9 @@ class JudgeResult:
         """Dimension -> mean over judges (each judge first averaged over its repeats)."""
         return {d: sum(by.values()) / len(by) for d, by in self.judge_means().items()}
 
-    def events(self) -> list[JudgeEvent | ErrorEvent]:
-        """The raw scores as run-log events, then any judge errors."""
-        judged: list[JudgeEvent | ErrorEvent] = [
+    def events(self) -> list[JudgeEvent]:
+        """The raw scores as run-log events (the failed calls are in ``errors``)."""
+        return [
             JudgeEvent(
                 judge=s.judge,
                 dimension=s.dimension,
@@ -102,7 +104,6 @@ class JudgeResult:
             )
             for s in self.scores
         ]
-        return [*judged, *self.errors]
 
 
 def judge_means_from_events(events: Sequence[Any]) -> dict[str, float]:
@@ -161,10 +162,11 @@ class MultiJudge:
                         models, judge, repeat, transcript, turn_ids, key
                     )
                 except ModelError as exc:
-                    where = f"judge:{judge}:{repeat}"
                     result.errors.append(
                         ErrorEvent(
-                            where=where, message=str(exc)[:500], error_type=type(exc).__name__
+                            where=exc.role or judge,
+                            message=f"repeat {repeat}: {str(exc)[:500]}",
+                            error_type=type(exc).__name__,
                         )
                     )
         return result

@@ -4,7 +4,15 @@ CSV, JSON and HTML."""
 
 from rapport.log import Table
 
-from ._build import Aggregates, ErrorEntry, Report, TokenUsage, aggregate, build_report
+from ._build import (
+    Aggregates,
+    ErrorEntry,
+    RepeatedError,
+    Report,
+    TokenUsage,
+    aggregate,
+    build_report,
+)
 from ._charts import COLORS, Chart, chart, chart_svg, condition_colors
 from ._compare import (
     CompareError,
@@ -62,6 +70,7 @@ __all__ = [
     "ErrorEntry",
     "ModelUse",
     "PairedDifference",
+    "RepeatedError",
     "Report",
     "RunDescription",
     "RunDifference",

@@ -44,6 +44,15 @@ class ErrorEntry(BaseModel):
     message: str
 
 
+class RepeatedError(BaseModel):
+    """An error session that was played more than once (retried on resume)."""
+
+    condition: str
+    user_id: str
+    session: int
+    attempts: int
+
+
 class Report(BaseModel):
     """Everything the report shows; `to_json` is the ``--format json`` output."""
 
@@ -71,6 +80,9 @@ class Report(BaseModel):
     """Sessions with status ``error``."""
     error_list: list[ErrorEntry] = Field(default_factory=list)
     """Every error event (empty in a light report)."""
+    repeated_errors: list[RepeatedError] = Field(default_factory=list)
+    """Error sessions played more than once; a resume retries one only while it has been
+    played fewer than ``--max-attempts`` times."""
     errors_by_condition: dict[str, int] = Field(default_factory=dict)
     """Condition -> error events (all splits)."""
     usage: dict[str, TokenUsage] = Field(default_factory=dict)
@@ -180,6 +192,11 @@ def build_report(run_dir: str | Path, *, seed: int = 0, light: bool = False) -> 
         users = store.user_count()
         description = describe_run(run, store.invocations(), store.models_by_role())
         error_counts = store.error_counts() if light else {}
+        repeated = [
+            RepeatedError(condition=c, user_id=u, session=i, attempts=n)
+            for (c, u, i), n in sorted(store.attempts(errors=True).items())
+            if n > 1
+        ]
     hooks = _benchmark_hooks(run.benchmark, [] if light else records)
     seen = metric_names(records)
     metrics = [m for m in hooks.metrics if m in seen] if hooks.metrics else seen
@@ -202,6 +219,7 @@ def build_report(run_dir: str | Path, *, seed: int = 0, light: bool = False) -> 
         errors_by_condition=error_counts,
         error_sessions=sum(r.status == "error" for r in records),
         error_list=errors,
+        repeated_errors=repeated,
         usage={
             role: TokenUsage(prompt=u.prompt_tokens, completion=u.completion_tokens)
             for role, u in usage.items()

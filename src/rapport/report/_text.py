@@ -6,7 +6,7 @@ import csv
 import io
 import math
 
-from rapport.eval import Estimate
+from rapport.eval import MAX_ATTEMPTS, Estimate
 from rapport.log import Cell, Table
 
 from ._build import Report
@@ -112,6 +112,8 @@ def render_text(report: Report) -> str:
         f"(+{report.cached_calls} cached, {report.failed_calls} failed), "
         f"{report.error_sessions} error sessions"
     )
+    if report.repeated_errors:
+        parts.append(repeated_errors_line(report))
     return "\n\n".join(parts)
 
 
@@ -134,6 +136,20 @@ def render_markdown(report: Report) -> str:
         tables.append(paired_table(report))
     tables += report.tables
     return "\n\n".join(f"### {t.title}\n\n{markdown_table(t)}" for t in tables) + "\n"
+
+
+def repeated_errors_line(report: Report) -> str:
+    """The error sessions played more than once, with how many times, in one line."""
+    shown = [
+        f"{e.condition}/{e.user_id}/{e.session} ({e.attempts} times)"
+        for e in report.repeated_errors[:4]
+    ]
+    more = len(report.repeated_errors) - len(shown)
+    return (
+        f"Error sessions played more than once: {len(report.repeated_errors)} "
+        f"({', '.join(shown)}{f', {more} more' if more else ''}); a resume retries one only "
+        f"while it has been played fewer than --max-attempts times (default {MAX_ATTEMPTS})"
+    )
 
 
 def render_csv(report: Report) -> str:

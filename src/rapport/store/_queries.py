@@ -142,6 +142,26 @@ class ViewQueries:
         ).fetchone()
         return row is not None
 
+    def has_column(self, table: str, column: str) -> bool:
+        """Whether a table has a column (stores written before it was added lack it)."""
+        rows = self._conn.execute(f"PRAGMA table_info({table})").fetchall()
+        return any(r["name"] == column for r in rows)
+
+    def attempts(
+        self, condition: str | None = None, user_id: str | None = None, *, errors: bool = False
+    ) -> dict[tuple[str, str, int], int]:
+        """(condition, user, index) -> how many times the session was played and stored
+        (1 for every session of a store older than the count); ``errors``: only sessions
+        with status ``error``."""
+        filters, params = where(condition=condition, user_id=user_id)
+        if errors:
+            filters += (" AND " if filters else " WHERE ") + "status = 'error'"
+        count = "attempts" if self.has_column("sessions", "attempts") else "1"
+        rows = self._conn.execute(
+            f"SELECT condition, user_id, idx, {count} AS n FROM sessions{filters}", params
+        ).fetchall()
+        return {(r["condition"], r["user_id"], int(r["idx"])): int(r["n"]) for r in rows}
+
     def data_version(self) -> int:
         """A number that changes when another connection commits (a run in progress)."""
         return int(self._conn.execute("PRAGMA data_version").fetchone()[0])

@@ -58,6 +58,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     status TEXT NOT NULL,
     spec_id TEXT NOT NULL,
     body TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (condition, user_id, idx)
 );
 CREATE INDEX IF NOT EXISTS sessions_split ON sessions (split, condition);
@@ -238,6 +239,16 @@ class RunStore(ViewQueries):
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._conn = _connect(self.path)
         self._conn.executescript(_SCHEMA)
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        """Bring a store written before a column existed up to the schema (its sessions
+        read as played once)."""
+        if self.has_column("sessions", "attempts"):
+            return
+        with self._transaction() as conn:
+            if not self.has_column("sessions", "attempts"):  # again, under the write lock
+                conn.execute("ALTER TABLE sessions ADD COLUMN attempts INTEGER NOT NULL DEFAULT 1")
 
     @classmethod
     def open_readonly(cls, run_dir: str | Path) -> RunStore:
@@ -347,7 +358,11 @@ class RunStore(ViewQueries):
         return [read_body(UserRecord, r["body"], self.path) for r in rows]
 
     def commit_session(self, record: SessionRecord, memory_version: MemoryVersion) -> None:
-        """Write a session, its model calls and the memory version after it, atomically."""
+        """Write a session, its model calls and the memory version after it, atomically.
+
+        A session written again (a retry, a resume) replaces the one before and counts one
+        more attempt (`attempts`).
+        """
         key = (record.condition, record.user_id, record.index)
         calls = [
             (
@@ -365,9 +380,17 @@ class RunStore(ViewQueries):
         with self._transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO sessions "
-                "(condition, user_id, idx, split, status, spec_id, body) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (*key, record.split, record.status, record.spec_id, record.model_dump_json()),
+                "(condition, user_id, idx, split, status, spec_id, body, attempts) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 1 + COALESCE((SELECT attempts FROM sessions "
+                "WHERE condition = ? AND user_id = ? AND idx = ?), 0))",
+                (
+                    *key,
+                    record.split,
+                    record.status,
+                    record.spec_id,
+                    record.model_dump_json(),
+                    *key,
+                ),
             )
             conn.execute(
                 "DELETE FROM model_calls WHERE condition = ? AND user_id = ? AND idx = ?", key

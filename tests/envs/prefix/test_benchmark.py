@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -26,10 +27,11 @@ from rapport.envs.prefix import (
 )
 from rapport.envs.prefix._rubric import OWN
 from rapport.envs.prefix._session import USER_REPLACED
-from rapport.eval import play_session
+from rapport.eval import play_session, run_experiment
 from rapport.llm import ModelRoles, Request, ScriptedAPI, ToolCall
 from rapport.log import ExperimentConfig, SessionRecord
 from rapport.memory import BaseMemory
+from rapport.store import RunStore
 
 TASK = task_by_id("multi_turn_base_12")  # cd, touch, echo, wc: two writes
 WRITES = {"touch", "echo"}
@@ -159,6 +161,52 @@ async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignm
     turn_ids = {t.index for t in record.turns}
     assert all(set(e.evidence_turns) <= turn_ids for e in judged)
     assert record.turns[-1].speaker == "user" and "<END>" in record.turns[-1].text
+
+
+async def test_a_judge_whose_output_stays_invalid_makes_the_session_an_error() -> None:
+    bench = _bench(settings="tool_initiative_reactive")
+    user = next(u for u in bench.users(1, 0) if u.preferences == ["tool_initiative_reactive"])
+    spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
+    models = ModelRoles(
+        {
+            "agent": _agent(True),
+            "user": ScriptedAPI(responder=_user),
+            "judge": _judge(4, [0, 1], alignment=5),
+            "judge2": ScriptedAPI(responder=lambda _r: "not json"),
+        }
+    )
+    condition = Condition(name="p+none", memory="none", settings={"prompting": "p"})
+    record = await play_session(
+        bench, spec, user, models=models, memory=BaseMemory(models), condition=condition
+    )
+    assert record.status == "error"
+    errors = [(e.where, e.error_type) for e in record.events_of(ErrorEvent)]
+    assert errors == [("judge2", "OutputValidationError")]
+    assert len(record.events_of(JudgeEvent)) == len(ux_dimensions())  # the other judge's scores
+    assert isinstance(record.outcome, PrefixOutcome) and record.outcome.accuracy
+
+
+async def test_a_judge_that_always_fails_is_retried_on_resume_until_its_attempts_are_spent(
+    tmp_path: Path,
+) -> None:
+    config = ExperimentConfig(
+        benchmark="prefix",
+        memory=["none"],
+        options={"settings": "each_confirmation", "condition": "no_p"},
+        models={"all": "scripted/auto", "judge": "scripted/fixed:not json"},
+        run_dir=tmp_path,
+    )
+    first = await run_experiment(config, progress=False)
+    assert first.sessions_run == first.errors == first.error_sessions > 0
+    with RunStore.open_readonly(tmp_path) as store:
+        for record in store.sessions():
+            (error,) = record.events_of(ErrorEvent)
+            assert (error.where, error.error_type) == ("judge", "OutputValidationError")
+            assert "ux" not in record.scores
+    again = await run_experiment(config, progress=False, max_attempts=2)
+    assert again.retried == again.sessions_run == first.sessions_run  # --retry-errors
+    spent = await run_experiment(config, progress=False, max_attempts=2)
+    assert spent.sessions_run == 0 and spent.exhausted == spent.error_sessions == first.errors
 
 
 async def test_an_agent_doing_the_whole_task_in_its_first_turn_fails_per_turn_accuracy() -> None:

@@ -185,7 +185,12 @@ class PrefixEpisode(Episode):
             self._stop(log, stop)
 
     async def finish(self, log: SessionLog) -> None:
-        """The judges score the transcript on every UX dimension."""
+        """The judges score the transcript on every UX dimension.
+
+        Raises:
+            SessionFailure: a judge's call failed (its output stayed invalid, its server
+                was down): the session is an error at that judge's role, like any model.
+        """
         if self.dropped:
             return
         plan = self.plan
@@ -205,6 +210,11 @@ class PrefixEpisode(Episode):
             result = await self._judged(judge, log, JUDGE_WINDOW)
         for event in result.events():
             log.event(event)
+        if result.errors:
+            first, *others = result.errors
+            for error in others:
+                log.event(error)
+            raise SessionFailure(first.where, first.message, error_type=first.error_type)
 
     async def _judged(self, judge: MultiJudge, log: SessionLog, chars: int | None) -> JudgeResult:
         transcript, turn_ids = render_for_judge(
