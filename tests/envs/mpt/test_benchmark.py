@@ -177,7 +177,7 @@ def test_a_release_run_takes_every_example_unless_told(
     data.write_text(json.dumps(examples))
     argv = ["run", "mpt", "--release", str(root), "--dataset", "tiny-v1", "--data", str(data)]
     argv += flags
-    argv += ["--model", "all=scripted/echo", "--run-dir", str(tmp_path / "r"), "--no-progress"]
+    argv += ["--model", "all=scripted/auto", "--run-dir", str(tmp_path / "r"), "--no-progress"]
     if not users:  # more than the data holds
         assert main(argv) == 2
         assert not (tmp_path / "r").exists()
