@@ -76,3 +76,17 @@ def test_run_returns_the_scores_the_report_shows(tmp_path: Path) -> None:
     assert result.scores == report.conditions
     assert list(result.scores["none"]) == ["hit", "words"]
     assert result.scores["none"]["words"].sessions == 6
+
+
+def test_memory_options_are_recorded_with_their_defaults(tmp_path: Path) -> None:
+    argv = ["run", "scripted", "--memory", "none,rag", "--users", "1", "--sessions", "1"]
+    argv += ["--model", "all=scripted/auto", "--no-progress", "--run-dir", str(tmp_path / "r")]
+    config_file = tmp_path / "c.yaml"
+    config_file.write_text("memory_options:\n  rag:\n    k: 2\n")
+    assert main([*argv, "--config", str(config_file)]) == 0
+    description = build_report(tmp_path / "r", light=True).description
+    assert description is not None
+    rag = description.memory_options["rag"]
+    assert rag["k"] == 2  # as given
+    assert rag == {"k": 2, "backend": "auto"}  # the one not given at its default
+    assert description.memory_options["none"] == {}

@@ -57,6 +57,7 @@ def describe_invocation(experiment: Experiment) -> Invocation:
         packages=package_versions(),
         models=describe_models(experiment.models),
         retrieval={name: m.describe() for name, m in experiment.memories.items()},
+        memory_settings={name: m.effective_options() for name, m in experiment.memories.items()},
         planned_sessions=experiment.total_sessions,
     )
 

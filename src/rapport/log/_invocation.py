@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -37,6 +38,8 @@ class Invocation(BaseModel):
     models: list[ModelInfo] = Field(default_factory=list)
     retrieval: dict[str, str] = Field(default_factory=dict)
     """Condition -> the embedder or retrieval backend its memory actually used."""
+    memory_settings: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Condition -> its memory's options as the memory read them, defaults included."""
     planned_sessions: int | None = None
     """Sessions the run holds when this invocation finishes (all conditions, users and
     splits); None where not recorded."""

@@ -26,6 +26,11 @@ class Memory(Protocol):
         (``none`` when it retrieves nothing). Builds nothing."""
         ...
 
+    def effective_options(self) -> dict[str, Any]:
+        """Its options as it runs with them, defaults included (JSON), for the run's
+        provenance."""
+        ...
+
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         """Text for the agent's system prompt at session start ("" if none)."""
         ...
@@ -106,6 +111,9 @@ class BaseMemory:
 
     def describe(self) -> str:
         return "none"
+
+    def effective_options(self) -> dict[str, Any]:
+        return self.options.model_dump(mode="json")
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         return ""

@@ -37,6 +37,8 @@ class RunDescription(BaseModel):
     default), as the run stored them."""
     benchmark_options: dict[str, Any] = Field(default_factory=dict)
     memory_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Condition -> its memory's options as it ran with them, defaults included (runs
+    stored before this was recorded: the options the config gave)."""
     models: list[ModelUse] = Field(default_factory=list)
     retrieval: dict[str, str] = Field(default_factory=dict)
     """Condition -> embedder or retrieval backend actually used."""
@@ -64,7 +66,10 @@ def describe_run(
         preset=config.preset,
         differs_from_paper=paper_differences(config),
         benchmark_options=dict(config.options),
-        memory_options={k: dict(v) for k, v in config.memory_options.items()},
+        memory_options=(
+            {k: dict(v) for k, v in last.memory_settings.items()}
+            or {k: dict(v) for k, v in config.memory_options.items()}
+        ),
         models=[
             use.model_copy(update={"sampling": role_sampling(config.sampling, use.role)})
             for use in _model_uses(config.models, last.models, calls)
