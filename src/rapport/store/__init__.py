@@ -1,21 +1,20 @@
 """Persistence of run logs, memory versions and the shared model response cache (SQLite)."""
 
+from ._cache import SqliteCache, default_cache_path
+from ._lock import RunDirBusy, RunDirLock
 from ._pack import pack_run
 from ._queries import ErrorRow, SessionRow
 from ._sqlite import (
     RUN_FILE,
     ConfigMismatchError,
     RoleUsage,
-    RunDirBusy,
-    RunDirLock,
     RunStore,
-    SqliteCache,
     StoreError,
     check_database,
     check_run_store,
     config_differences,
-    default_cache_path,
     is_sqlite_file,
+    write_transaction,
 )
 
 __all__ = [
@@ -35,4 +34,5 @@ __all__ = [
     "default_cache_path",
     "is_sqlite_file",
     "pack_run",
+    "write_transaction",
 ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ._sqlite import RUN_FILE, RunDirLock, check_run_store
+from ._lock import RunDirLock
+from ._sqlite import RUN_FILE, check_run_store
 
 
 def pack_run(run_dir: str | Path) -> Path:

@@ -1,5 +1,5 @@
-"""The SQLite backend: every statement that writes lives in this module (the reads behind
-pages in ``_queries.py``).
+"""The SQLite backend of run stores: every statement that writes a run lives in this module
+(the reads behind pages in ``_queries.py``; the response cache in ``_cache.py``).
 
 A run dir holds ``run.sqlite`` (WAL). A session, its model calls and the memory version
 learned from it are written in one transaction, so a session is either wholly stored or
@@ -13,11 +13,11 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from rapport import __version__, rapport_home
-from rapport.llm import Completion, redact_secrets
+from rapport import __version__
+from rapport.llm import redact_secrets
 from rapport.log import (
     Condition,
     ExperimentConfig,
@@ -200,6 +200,22 @@ def _connect_readonly(path: Path, *, exact: bool = False) -> sqlite3.Connection:
     raise sqlite3.OperationalError(f"cannot open {path} for reading")
 
 
+@contextmanager
+def write_transaction(
+    conn: sqlite3.Connection, lock: threading.Lock
+) -> Iterator[sqlite3.Connection]:
+    """One write transaction (``BEGIN IMMEDIATE``), committed when the block ends, rolled
+    back on any exception; ``lock`` serialises the connection's users."""
+    with lock:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+
 def config_differences(old: ExperimentConfig, new: ExperimentConfig) -> list[str]:
     """The fields (dotted for options) whose values differ, execution-only fields aside."""
     a, b = old.model_dump(mode="json"), new.model_dump(mode="json")
@@ -269,16 +285,8 @@ class RunStore(ViewQueries):
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return write_transaction(self._conn, self._lock)
 
     def create_or_open(self, config: ExperimentConfig, conditions: Sequence[Condition] = ()) -> Run:
         """The run of this dir: created from `config` (and its conditions, in order), or the
@@ -481,136 +489,3 @@ class RunStore(ViewQueries):
             "SUM(error IS NOT NULL) AS errors FROM model_calls GROUP BY role ORDER BY role"
         ).fetchall()
         return usage_rows(rows)
-
-
-class RunDirBusy(StoreError):
-    """Another process is running this run dir."""
-
-
-class RunDirLock:
-    """An exclusive lock on a run dir, held by the process running it.
-
-    It is a ``flock`` on the run's ``run.sqlite`` (created empty if missing: SQLite reads an
-    empty file as an empty database). SQLite's own locks are ``fcntl`` locks, which do not
-    interact with it. The operating system drops it when the process ends, however it ends
-    (``kill -9`` included), so a stale lock never blocks a resume, and no lock file is left.
-    """
-
-    def __init__(self, run_dir: Path) -> None:
-        self.path = Path(run_dir) / RUN_FILE
-        self._fd: int | None = None
-
-    def acquire(self) -> None:
-        """Take the lock (the run dir must exist).
-
-        Raises:
-            RunDirBusy: another process holds it.
-        """
-        import fcntl
-
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            raise RunDirBusy(
-                f"run dir {self.path.parent} is in use by another rapport process; "
-                "wait for it or use another --run-dir"
-            ) from None
-        self._fd = fd
-
-    def release(self) -> None:
-        """Drop the lock."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
-def default_cache_path() -> Path:
-    """Where the shared response cache lives: ``rapport_home()/cache.sqlite``."""
-    return rapport_home() / "cache.sqlite"
-
-
-class SqliteCache:
-    """A `rapport.llm.ResponseCache` in SQLite, shared by runs and processes.
-
-    Every `put` commits at once, so a killed process keeps the calls it finished; WAL lets
-    other processes read while one writes.
-
-    Args:
-        path: the database file (default: `default_cache_path()`).
-    """
-
-    def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path is not None else default_cache_path()
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-
-    def check(self, *, write: bool = True) -> None:
-        """Refuse a cache file that is damaged or not a response cache, or (with `write`) a
-        cache that cannot be written where it lives (reads only).
-
-        Raises:
-            StoreError: one line saying what is wrong; remove the file or run without cache.
-        """
-        if self.path.exists():
-            try:
-                check_database(self.path, "responses", "rapport's response cache")
-            except StoreError as exc:
-                raise StoreError(f"response cache: {exc} (remove it, or use --no-cache)") from exc
-        folder = self.path.parent
-        while not folder.exists() and folder != folder.parent:
-            folder = folder.parent  # missing directories are made on first use
-        if not folder.is_dir():
-            raise StoreError(
-                f"response cache: {folder} is not a directory (check RAPPORT_HOME, "
-                "or use --no-cache)"
-            )
-        # SQLite writes its -wal and -shm files beside the database.
-        targets = [folder] + ([self.path] if self.path.exists() else [])
-        if write and not all(os.access(t, os.W_OK) for t in targets):
-            raise StoreError(f"response cache: {self.path} is not writable (or use --no-cache)")
-
-    @property
-    def _conn(self) -> sqlite3.Connection:
-        # Opened on first use, so building a cache writes nothing until a call is made.
-        if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = _connect(self.path)
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, body TEXT NOT NULL)"
-            )
-        return self._db
-
-    def get(self, key: str) -> Completion | None:
-        """The stored completion for a request key, if any."""
-        with self._lock:
-            row = self._conn.execute("SELECT body FROM responses WHERE key = ?", (key,)).fetchone()
-        return Completion.model_validate_json(row["body"]) if row else None
-
-    def put(self, key: str, completion: Completion) -> None:
-        """Store a completion (committed before returning)."""
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses (key, body) VALUES (?, ?)",
-                (key, completion.model_dump_json()),
-            )
-
-    def clear(self) -> int:
-        """Delete every entry; returns how many there were."""
-        with self._lock:
-            n = int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
-            self._conn.execute("DELETE FROM responses")
-            self._conn.execute("VACUUM")
-        return n
-
-    def __len__(self) -> int:
-        with self._lock:
-            row = self._conn.execute("SELECT COUNT(*) AS n FROM responses").fetchone()
-        return int(row["n"])
-
-    def close(self) -> None:
-        """Close the database connection."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None

@@ -14,13 +14,13 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from rapport.envs.study import Assignment, ClosingAnswers, SurveyAnswers
+from rapport.store import write_transaction
 
 STUDY_FILE = "study.sqlite"
 
@@ -101,16 +101,8 @@ class StudyDB:
         """Close the connection."""
         self._conn.close()
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return write_transaction(self._conn, self._lock)
 
     # --- set-up ---------------------------------------------------------------------------
 
