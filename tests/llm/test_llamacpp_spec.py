@@ -37,3 +37,17 @@ def test_the_run_description_names_the_embedded_weights_behind_spec_options() ->
     wider = describe_spec("agent", "llamacpp/qwen2.5-coder-0.5b?n_ctx=16384")
     assert wider.sha256 == plain.sha256 and wider.sha256
     assert wider.spec.endswith("?n_ctx=16384")
+
+
+def test_a_stored_run_names_weights_relative_to_the_models_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rapport.eval._provenance import shown_path
+
+    models = tmp_path / "models"
+    models.mkdir()
+    monkeypatch.setenv("RAPPORT_MODELS", str(models))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert shown_path(models / "qwen.gguf") == "$RAPPORT_MODELS/qwen.gguf"
+    assert shown_path(tmp_path / "home" / "w" / "q.gguf") == "~/w/q.gguf"
+    assert shown_path(tmp_path / "elsewhere.gguf") == str(tmp_path / "elsewhere.gguf")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-from rapport import __version__
+from rapport import __version__, models_home
 from rapport.llm import EMBEDDED_MODELS, ModelAPI, ModelRoles
 from rapport.log import Invocation, ModelInfo
 
@@ -111,7 +111,7 @@ def describe_model(role: str, api: ModelAPI) -> ModelInfo:
     """A built provider: its weights file (hashed) or its server."""
     info = describe_spec(role, api.name)
     if api.path is not None and info.sha256 is None:
-        info.path = str(api.path)
+        info.path = shown_path(Path(api.path))
         info.sha256 = weights_sha256(Path(api.path))
     if api.base_url:
         info.base_url = redact_url(api.base_url)
@@ -127,13 +127,26 @@ def describe_spec(role: str, spec: str) -> ModelInfo:
         rest = rest.partition("?")[0]  # options such as ?n_ctx=16384
     if provider == "llamacpp" and rest in EMBEDDED_MODELS:
         embedded = EMBEDDED_MODELS[rest]
-        info.path, info.sha256 = str(embedded.path), embedded.sha256
+        info.path, info.sha256 = shown_path(embedded.path), embedded.sha256
     elif provider == "llamacpp" and rest.endswith(".gguf"):
         info.path = rest
         info.sha256 = weights_sha256(Path(rest).expanduser())
     elif provider == "openai":
         info.base_url = redact_url(os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1")
     return info
+
+
+def shown_path(path: Path) -> str:
+    """A weights path as a stored run shows it: under the models folder as
+    ``$RAPPORT_MODELS/NAME``, under the home folder as ``~/...``, so that a committed run names
+    no folder of the machine that made it; the hash identifies the weights."""
+    path = path.expanduser()
+    for root, shown in ((models_home(), "$RAPPORT_MODELS"), (Path.home(), "~")):
+        try:
+            return f"{shown}/{path.resolve().relative_to(root.resolve()).as_posix()}"
+        except ValueError:
+            continue
+    return str(path)
 
 
 def weights_sha256(path: Path) -> str | None:
