@@ -25,7 +25,8 @@ from typing import Any
 from rapport import models_home, rapport_home
 from rapport.report import build_report
 
-METRIC = "p_em"
+METRIC = "f1"
+"""The demo's metric (see rapport.cli._demo_text.METRIC)."""
 
 
 def main() -> None:

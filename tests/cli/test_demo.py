@@ -16,8 +16,8 @@ from rapport.store import RunStore
 
 def _report(low: float, high: float) -> Report:
     curve = {
-        "none": {"p_em": [CurvePoint(index=4, mean=0.25, ci_low=0.0, ci_high=0.5, users=4)]},
-        "rag": {"p_em": [CurvePoint(index=4, mean=0.75, ci_low=0.5, ci_high=1.0, users=4)]},
+        "none": {"f1": [CurvePoint(index=4, mean=0.25, ci_low=0.0, ci_high=0.5, users=4)]},
+        "rag": {"f1": [CurvePoint(index=4, mean=0.75, ci_low=0.5, ci_high=1.0, users=4)]},
     }
     diff = PairedDifference(mean=(low + high) / 2, ci_low=low, ci_high=high, users=4, sessions=8)
     estimate = Estimate(mean=0.5, ci_low=0.2, ci_high=0.8)
@@ -25,11 +25,11 @@ def _report(low: float, high: float) -> Report:
         benchmark="mpt",
         run_id="r",
         run_dir="runs/demo",
-        conditions={"none": {"p_em": estimate}, "rag": {"p_em": estimate}},
-        metrics=["p_em"],
+        conditions={"none": {"f1": estimate}, "rag": {"f1": estimate}},
+        metrics=["f1"],
         baseline="none",
         curves=curve,
-        paired={"rag": {"p_em": diff}},
+        paired={"rag": {"f1": diff}},
         users=4,
     )
 
@@ -43,7 +43,7 @@ def test_a_ci_above_zero_is_said_to_beat_none_and_one_across_zero_is_not() -> No
 
 
 def test_the_curve_draws_one_bar_per_condition_and_session() -> None:
-    text = session_curve(_report(0.1, 0.6).curves, "p_em")
+    text = session_curve(_report(0.1, 0.6).curves, "f1")
     rows = text.splitlines()[1:]
     assert [r.split("|")[0].split()[-2:] for r in rows] == [["none", "0.25"], ["rag", "0.75"]]
     assert rows[0].count("#") < rows[1].count("#")
@@ -57,7 +57,7 @@ def test_demo_runs_mpt_end_to_end_and_says_what_it_shows(
     assert main([*argv, "--users", "2", "--sessions", "2"]) == 0
     out = capsys.readouterr().out
     assert "What was measured: 2 generated users (seed 0) each made 2 " in out
-    assert "p_em per evaluation session" in out and "What it shows" in out
+    assert "f1 per evaluation session" in out and "What it shows" in out
     assert f"rapport view {run_dir}" in out
     with RunStore.open_readonly(run_dir) as store:
         records = store.sessions()

@@ -8,7 +8,10 @@ from pathlib import Path
 
 from rapport.report import CurvePoint, PairedDifference, Report
 
-METRIC = "p_em"
+METRIC = "f1"
+"""F1 over the arguments a request and the user's preferences fix (the paper's context-free
+measure): the embedded models fill every optional argument, which P-EM counts as a miss, so
+P-EM stays at 0 for every condition on them while F1 moves with what memory shows."""
 BAR = 30
 """Characters of a full bar (a score of 1)."""
 
@@ -38,8 +41,11 @@ def _measured(report: Report) -> str:
         "as a budget or a party size. Memory learned from those sessions. Then each user "
         "asked for new calls in domains they had used (recall), and the agent "
         f"({model}) answered with what its memory gave it. Conditions: {conditions}. "
-        f"{report.eval_sessions} evaluation sessions in all. The score is P-EM: 1 when the "
-        "call sets exactly the user's preference arguments, and to allowed values; else 0."
+        f"{report.eval_sessions} evaluation sessions in all. The score is F1 over the "
+        "arguments the request and the user's preferences fix (open arguments left out): "
+        "1 when the call sets each of them to the user's value and adds none. The report also "
+        "has P-EM, the paper's strict score; the embedded models fill every optional "
+        "argument, and P-EM counts each extra preference argument as a miss."
     )
 
 
