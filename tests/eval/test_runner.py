@@ -241,3 +241,29 @@ async def test_a_phased_run_resumes_where_it_stopped(tmp_path: Path) -> None:
     assert result.sessions_run + result.sessions_skipped == 24
     await _phased(_config(tmp_path / "clean"), _aware()).run(progress=False)
     assert _table(tmp_path / "resumed") == _table(tmp_path / "clean")
+
+
+async def test_a_memory_placed_at_the_turn_reaches_the_agent_after_the_conversation(
+    tmp_path: Path,
+) -> None:
+    prompts: list[list[tuple[str, str]]] = []
+
+    def reply(request: Request) -> str:
+        if request.messages[0].role == "system":
+            prompts.append([(m.role, m.content) for m in request.messages])
+        return aware_reply(request)
+
+    config = _config(
+        tmp_path, memory=["notes"], users=1, memory_options={"notes": {"notes_in": "turn"}}
+    )
+    models = ModelRoles({"all": ScriptedAPI(responder=reply)})
+    await run_experiment(config, progress=False, models=models)
+    told = [p for p in prompts if any("likes" in text for _, text in p)]
+    assert told, "the notes never reached the agent"
+    for prompt in told:
+        assert "likes" not in prompt[0][1]  # not in the system prompt
+        assert prompt[-1][0] == "system" and prompt[-1][1].startswith("## What you know")
+        assert prompt[-2][0] == "user"  # right after the latest message
+    with RunStore.open_readonly(tmp_path) as store:
+        settings = store.invocations()[-1].memory_settings
+    assert settings["notes"]["notes_in"] == "turn"

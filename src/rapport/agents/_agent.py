@@ -10,6 +10,7 @@ from rapport.llm import GenerateConfig, Message, Model, ModelOutput, ToolSpec
 
 RecallPlacement = Literal["turn", "system"]
 NOTES = "Notes relevant right now:\n"
+CONTEXT = "## What you know about this user\n"
 
 
 class Agent:
@@ -19,7 +20,9 @@ class Agent:
     under its own heading, so memory methods are compared on equal footing. This turn's
     recall goes in a system message after the conversation by default (``turn``), so the
     prompt prefix stays the same from turn to turn and the engine can reuse its KV cache;
-    ``system`` puts it in the system prompt after the session context instead.
+    ``system`` puts it in the system prompt after the session context instead. The session
+    context goes in the system prompt by default; ``context_in="turn"`` moves it, under the
+    same heading, into that message after the conversation, next to the latest message.
     """
 
     def __init__(self, model: Model) -> None:
@@ -29,7 +32,7 @@ class Agent:
     def system_prompt(instructions: str, memory_context: str = "") -> str:
         parts = [instructions.strip()]
         if memory_context.strip():
-            parts.append("## What you know about this user\n" + memory_context.strip())
+            parts.append(CONTEXT + memory_context.strip())
         return "\n\n".join(parts)
 
     @staticmethod
@@ -40,14 +43,19 @@ class Agent:
         memory_context: str = "",
         recall: str = "",
         recall_in: RecallPlacement = "turn",
+        context_in: RecallPlacement = "system",
     ) -> list[Message]:
         """The full prompt: system prompt, the conversation, then this turn's recall."""
-        tail: list[Message] = []
-        if recall.strip() and recall_in == "system":
-            memory_context = f"{memory_context.strip()}\n\n{NOTES}{recall.strip()}".strip()
-        elif recall.strip():
-            tail = [Message(role="system", content=NOTES + recall.strip())]
-        system = Message(role="system", content=Agent.system_prompt(instructions, memory_context))
+        context, notes = memory_context.strip(), recall.strip()
+        notes = NOTES + notes if notes else ""
+        if context_in == "turn" and context:
+            near = "\n\n".join(part for part in (CONTEXT + context, notes) if part)
+            system = Message(role="system", content=Agent.system_prompt(instructions))
+            return [system, *history, Message(role="system", content=near)]
+        if notes and recall_in == "system":
+            context, notes = f"{context}\n\n{notes}".strip(), ""
+        system = Message(role="system", content=Agent.system_prompt(instructions, context))
+        tail = [Message(role="system", content=notes)] if notes else []
         return [system, *history, *tail]
 
     async def respond(
@@ -58,6 +66,7 @@ class Agent:
         memory_context: str = "",
         recall: str = "",
         recall_in: RecallPlacement = "turn",
+        context_in: RecallPlacement = "system",
         tools: list[ToolSpec] | None = None,
         schema: type[BaseModel] | None = None,
         config: GenerateConfig | None = None,
@@ -69,5 +78,6 @@ class Agent:
             memory_context=memory_context,
             recall=recall,
             recall_in=recall_in,
+            context_in=context_in,
         )
         return await self.model.generate(prompt, tools=tools, schema=schema, config=config)

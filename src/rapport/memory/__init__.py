@@ -2,7 +2,16 @@
 
 from ._embed import MINILM, Embedder, HashingEmbedder, embedder_name, get_embedder, minilm_path
 from ._history import format_call, render_session, render_sessions
-from ._protocol import BaseMemory, Memory, MemoryOptions, Pushback, SessionInfo, UserRef, pushbacks
+from ._protocol import (
+    BaseMemory,
+    Memory,
+    MemoryOptions,
+    NotesPlacement,
+    Pushback,
+    SessionInfo,
+    UserRef,
+    pushbacks,
+)
 from ._reflection import (
     ParsedReflection,
     ReflectionMemory,
@@ -24,6 +33,7 @@ __all__ = [
     "HashingEmbedder",
     "Memory",
     "MemoryOptions",
+    "NotesPlacement",
     "ParsedReflection",
     "Pushback",
     "ReflectionMemory",

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from rapport.llm import Message, ModelRoles
 from rapport.log import MemoryHealth, MemoryState, SessionInfo, SessionRecord, UserRef
+
+NotesPlacement = Literal["system", "turn"]
+"""Where a memory's text goes in the agent's prompt: the system prompt, or a system message
+right after the latest message of the conversation."""
 
 
 @runtime_checkable
@@ -29,6 +33,11 @@ class Memory(Protocol):
     def effective_options(self) -> dict[str, Any]:
         """Its options as it runs with them, defaults included (JSON), for the run's
         provenance."""
+        ...
+
+    def notes_in(self) -> NotesPlacement | None:
+        """Where both its session context and its per-turn recall go (None: the context in
+        the system prompt and the recall where the benchmark puts it)."""
         ...
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
@@ -80,7 +89,12 @@ class MemoryOptions(BaseModel):
     Each method subclasses it with its own fields and names it as its ``Options``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    notes_in: NotesPlacement | None = None
+    """Where this memory's text goes in the agent's prompt: ``system`` (the system prompt),
+    ``turn`` (a system message after the latest message); unset: the session context in the
+    system prompt and the per-turn recall where the benchmark puts it."""
 
 
 class BaseMemory:
@@ -114,6 +128,9 @@ class BaseMemory:
 
     def effective_options(self) -> dict[str, Any]:
         return self.options.model_dump(mode="json")
+
+    def notes_in(self) -> NotesPlacement | None:
+        return self.options.notes_in
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         return ""

@@ -1,0 +1,57 @@
+"""Where memory's text lands in the agent's prompt."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rapport.agents import Agent
+from rapport.llm import Message
+
+Placement = Literal["system", "turn"]
+
+HISTORY = [Message(role="user", content="hi"), Message(role="assistant", content="hello")]
+LATEST = [*HISTORY, Message(role="user", content="book it")]
+
+
+def _layout(**placement: str) -> list[tuple[str, str]]:
+    prompt = Agent.messages(
+        LATEST,
+        instructions="Help.",
+        memory_context="prefers aisle",
+        recall="likes tea",
+        **placement,
+    )
+    return [(m.role, m.content) for m in prompt]
+
+
+def test_by_default_the_context_opens_the_system_prompt_and_recall_follows_the_turn() -> None:
+    layout = _layout()
+    assert layout[0] == ("system", "Help.\n\n## What you know about this user\nprefers aisle")
+    assert layout[1:-1] == [(m.role, m.content) for m in LATEST]
+    assert layout[-1] == ("system", "Notes relevant right now:\nlikes tea")
+
+
+def test_recall_in_the_system_prompt_follows_the_context() -> None:
+    layout = _layout(recall_in="system")
+    assert layout[0][1].endswith("prefers aisle\n\nNotes relevant right now:\nlikes tea")
+    assert layout[-1] == ("user", "book it")
+
+
+def test_context_at_the_turn_moves_both_next_to_the_latest_message() -> None:
+    layout = _layout(context_in="turn", recall_in="system")
+    assert layout[0] == ("system", "Help.")
+    assert layout[-2] == ("user", "book it")
+    assert layout[-1] == (
+        "system",
+        "## What you know about this user\nprefers aisle\n\nNotes relevant right now:\nlikes tea",
+    )
+
+
+def test_no_memory_text_adds_nothing_wherever_it_is_placed() -> None:
+    placements: tuple[Placement, ...] = ("system", "turn")
+    for context_in in placements:
+        prompt = Agent.messages(LATEST, instructions="Help.", context_in=context_in)
+        assert [(m.role, m.content) for m in prompt] == [
+            ("system", "Help."),
+            *[(m.role, m.content) for m in LATEST],
+        ]
