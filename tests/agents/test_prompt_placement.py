@@ -13,13 +13,16 @@ HISTORY = [Message(role="user", content="hi"), Message(role="assistant", content
 LATEST = [*HISTORY, Message(role="user", content="book it")]
 
 
-def _layout(**placement: str) -> list[tuple[str, str]]:
+def _layout(
+    recall_in: Placement = "turn", context_in: Placement = "system"
+) -> list[tuple[str, str]]:
     prompt = Agent.messages(
         LATEST,
         instructions="Help.",
         memory_context="prefers aisle",
         recall="likes tea",
-        **placement,
+        recall_in=recall_in,
+        context_in=context_in,
     )
     return [(m.role, m.content) for m in prompt]
 
