@@ -131,3 +131,20 @@ def test_reading_a_stored_run_writes_nothing_beside_it(
         assert client.get("/").status_code == 200
         assert client.get("/sessions").status_code == 200
     assert sorted(p.name for p in run_dir.iterdir()) == before
+
+
+MACHINE_PATH = re.compile(rb"(?<![\w.$~-])/(?:root|home|tmp|work|Users|var/folders)/[\w.-]+")
+"""A folder of the machine that made a run (a home, a temp or a work folder)."""
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in RESULTS.iterdir() if p.is_dir()))
+def test_a_stored_run_names_no_folder_of_the_machine_that_made_it(name: str) -> None:
+    for path in sorted((RESULTS / name).rglob("*")):
+        if path.is_file():
+            found = MACHINE_PATH.findall(path.read_bytes())
+            assert not found, f"{path.relative_to(ROOT)} names {sorted(set(found))[:3]}"
+
+
+def test_the_machine_path_check_finds_one() -> None:
+    assert MACHINE_PATH.findall(b'{"path": "/home/ann/models/q.gguf"}')
+    assert not MACHINE_PATH.findall(b'{"path": "$RAPPORT_MODELS/q.gguf", "url": "a/tmp/b"}')
