@@ -88,5 +88,5 @@ def test_memory_options_are_recorded_with_their_defaults(tmp_path: Path) -> None
     assert description is not None
     rag = description.memory_options["rag"]
     assert rag["k"] == 2  # as given
-    assert rag == {"k": 2, "backend": "auto"}  # the one not given at its default
-    assert description.memory_options["none"] == {}
+    assert rag == {"k": 2, "backend": "auto", "notes_in": None}  # the others at their defaults
+    assert description.memory_options["none"] == {"notes_in": None}
