@@ -9,8 +9,9 @@ import pytest
 from rapport.cli import main
 from rapport.store import RunStore
 
-DATA = Path(__file__).parents[1] / "envs" / "collab" / "data" / "msc_published"
-"""Verbatim excerpts of MultiSessionCollab's published files (see its README.md)."""
+DATA = Path(__file__).parents[1] / "envs" / "collab" / "data" / "msc_layout"
+"""Our profiles and problems in the layout of MultiSessionCollab's published files (see its
+README.md)."""
 
 
 @pytest.mark.parametrize("user", ["llm", "rules"])
