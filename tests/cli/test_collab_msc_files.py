@@ -9,8 +9,9 @@ import pytest
 from rapport.cli import main
 from rapport.store import RunStore
 
-DATA = Path(__file__).parents[1] / "envs" / "collab" / "data" / "msc_published"
-"""Verbatim excerpts of MultiSessionCollab's published files (see its README.md)."""
+DATA = Path(__file__).parents[1] / "envs" / "collab" / "data" / "msc_layout"
+"""Our profiles and problems in the layout of MultiSessionCollab's published files (see its
+README.md)."""
 
 
 @pytest.mark.parametrize("user", ["llm", "rules"])
@@ -67,3 +68,39 @@ def test_user_is_a_benchmark_option_not_an_abbreviation_of_users() -> None:
     args = build_parser().parse_args(["run", "collab", "--user", "rules", "--users", "3"])
     config = config_from_args(args)
     assert config.users == 3 and config.options["user"] == "rules"
+
+
+CHECKOUT = Path(__file__).parents[1] / "envs" / "collab" / "data" / "msc_checkout"
+"""Our own prompt text in the layout of a MultiSessionCollab checkout."""
+
+
+def _run(tmp_path: Path, *extra: str) -> list[str]:
+    argv = ["run", "collab", "--users", "1", "--sessions", "1", "--max-turns", "2"]
+    argv += ["--memory", "none", "--model", "all=scripted/auto", "--no-progress"]
+    return [*argv, "--run-dir", str(tmp_path / "r"), *extra]
+
+
+def test_prompts_from_a_checkout_run_and_the_report_names_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_run(tmp_path, "--prompts-from", str(CHECKOUT))) == 0, capsys.readouterr().err
+    (session,) = RunStore(tmp_path / "r", create=False).sessions()
+    assert session.outcome.prompts.startswith("MultiSessionCollab collaborativeagents/prompts.py")
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "Prompts read from a MultiSessionCollab checkout" in out
+    assert "user_system_prompt_profile_with_preferences" in out
+
+
+@pytest.mark.parametrize("where", ["absent", "empty"])
+def test_prompts_from_no_checkout_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    checkout = tmp_path / where
+    if where == "empty":
+        checkout.mkdir()
+    assert main(_run(tmp_path, "--prompts-from", str(checkout))) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(checkout) in err[0], err
+    assert not (tmp_path / "r").exists()

@@ -207,9 +207,13 @@ def test_problem_prompt_letters_the_options() -> None:
         assert f"{letter}. {option}" in prompt
 
 
-MSC = Path(__file__).parent / "data" / "msc_published"
-"""Verbatim excerpts of MultiSessionCollab's published files (see its README.md)."""
+MSC = Path(__file__).parent / "data" / "msc_layout"
+"""Our problems in the layout of MultiSessionCollab's published cache (see its README.md)."""
 MSC_DATASETS = ["mmlu", "medqa", "logiqa", "math-500", "math_hard"]
+
+
+def _every(path: Path) -> list[Problem]:
+    return load_problems(str(path), 100, seed=0, allow_fewer=True)
 
 
 def _solution_holds(problem: Problem, solution: str) -> bool:
@@ -218,16 +222,17 @@ def _solution_holds(problem: Problem, solution: str) -> bool:
     return problem.choices[ord(problem.answer) - ord("A")] in solution
 
 
+@pytest.mark.parametrize("split", ["test", "train"])
 @pytest.mark.parametrize("dataset", MSC_DATASETS)
-def test_multisessioncollab_published_cache_files(dataset: str) -> None:
-    path = MSC / "cache" / dataset / "testset_size20_seed42.json"
+def test_multisessioncollab_cache_files(dataset: str, split: str) -> None:
+    path = MSC / "cache" / dataset / f"{split}set_size20_seed42.json"
     rows = json.loads(path.read_text(encoding="utf-8"))
     problems = load_problems(str(path), len(rows), seed=0)
-    assert len(problems) == len(rows) == 3
+    assert len(problems) == len(rows) == (3 if split == "test" else 1)
     by_id = {p.id: p for p in problems}
     for i, row in enumerate(rows):
-        problem = by_id[f"{dataset}/testset_size20_seed42-{i}"]
-        assert problem.source == f"{dataset}/testset_size20_seed42"
+        problem = by_id[f"{dataset}/{split}set_size20_seed42-{i}"]
+        assert problem.source == f"{dataset}/{split}set_size20_seed42"
         assert _solution_holds(problem, row["solution"]), (problem, row["solution"])
         if problem.kind == "choice":
             assert len(problem.choices) >= 4
@@ -237,11 +242,32 @@ def test_multisessioncollab_published_cache_files(dataset: str) -> None:
     assert kinds == ({"math"} if dataset.startswith("math") else {"choice"})
 
 
+def test_multisessioncollab_cache_answers() -> None:
+    """The answer each layout gives: an option's text (MMLU numbered from 0, MedQA lettered,
+    LogiQA's ``(X)`` prefix dropped), or the last boxed value of a solution."""
+    problems = {p.id: p for p in _every(MSC / "cache")}
+    answers = {
+        key: problems[f"{key}/testset_size20_seed42-{n}"].answer
+        for key, n in [("mmlu", 0), ("medqa", 2), ("logiqa", 0), ("math-500", 2), ("math_hard", 1)]
+    }
+    assert answers == {
+        "mmlu": "B",
+        "medqa": "B",
+        "logiqa": "D",
+        "math-500": "10",
+        "math_hard": "\\frac{2}{15}",
+    }
+    assert "\n124 mEq/L\n" in problems["medqa/testset_size20_seed42-2"].question
+    (five,) = _every(MSC / "cache" / "medqa" / "trainset_size20_seed42.json")
+    assert len(five.choices) == 5 and five.answer == "B"
+
+
 def test_multisessioncollab_cache_folder_keeps_datasets_apart() -> None:
-    """Every cached file is named alike; the folder names the dataset."""
+    """Every cached file is named alike; the folder names the dataset; train files stay out."""
     problems = load_problems(str(MSC / "cache"), 15, seed=0)
     assert len({p.id for p in problems}) == 15
     assert {p.source for p in problems} == {f"{d}/testset_size20_seed42" for d in MSC_DATASETS}
+    assert len(_every(MSC / "cache")) == 15
 
 
 def test_agieval_logiqa_query_choices_gold(tmp_path: Path) -> None:

@@ -1,14 +1,35 @@
 """MultiSessionCollab: simulated users with preferences, one problem per session."""
 
 from ._ablation import DEFAULT_LEARNED_MEMORY, CollabAblationBenchmark
-from ._agreement import agreement_table, dataset_of, enforcement_agreement, protocol_table
+from ._agreement import (
+    agreement_table,
+    dataset_of,
+    enforcement_agreement,
+    prompts_table,
+    protocol_table,
+)
 from ._benchmark import CollabBenchmark, CollabOptions, protocol_of
 from ._cases import CaseResult, CheckerAgreement, CheckerCase, checker_agreement, checker_cases
 from ._checkers import CHECKERS, Checker, check_preference, gives_answer, is_clarifying_question
 from ._grading import Grade, grade, grading_messages
 from ._loaders import is_msc_cache
 from ._msc_profiles import MSC_PHRASES, load_msc_profiles, msc_preference_id
-from ._msc_user import MSC_END_TOKEN, MscUser, MscUserTurn, PreferenceCheck, PreferenceWords
+from ._msc_prompts import (
+    MSC_END_TOKEN,
+    MscPromptsError,
+    SessionPrompts,
+    Template,
+    load_msc_prompts,
+    packaged_prompts,
+)
+from ._msc_user import (
+    MscPublishedPlainTurn,
+    MscPublishedTurn,
+    MscUser,
+    MscUserTurn,
+    PreferenceCheck,
+    PreferenceWords,
+)
 from ._personas import (
     ATTRIBUTES,
     Persona,
@@ -71,6 +92,9 @@ __all__ = [
     "DraftUpdateEvent",
     "EnforcementEvent",
     "Grade",
+    "MscPromptsError",
+    "MscPublishedPlainTurn",
+    "MscPublishedTurn",
     "MscUser",
     "MscUserTurn",
     "NotCheckableError",
@@ -86,9 +110,11 @@ __all__ = [
     "ProblemSourceError",
     "Protocol",
     "RuleUser",
+    "SessionPrompts",
     "SessionSettings",
     "Taxonomy",
     "TaxonomyError",
+    "Template",
     "UserReaction",
     "UserReply",
     "agreement_table",
@@ -112,13 +138,16 @@ __all__ = [
     "is_msc_cache",
     "letter",
     "load_msc_profiles",
+    "load_msc_prompts",
     "load_personas_jsonl",
     "load_problems",
     "load_taxonomy",
     "make_users",
     "msc_preference_id",
+    "packaged_prompts",
     "pastes",
     "problem_text",
+    "prompts_table",
     "protocol_of",
     "protocol_table",
     "render_transcript",

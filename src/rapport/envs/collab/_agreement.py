@@ -143,3 +143,22 @@ def protocol_table(records: Iterable[SessionRecord]) -> Table:
 def dataset_of(source: str) -> str:
     """The dataset a problem source names (MSC's cache: its folder, ``mmlu``)."""
     return source.split("/")[0]
+
+
+def prompts_table(records: Iterable[SessionRecord]) -> Table:
+    """Per condition, the prompts its sessions read from a MultiSessionCollab checkout
+    (``prompts_from``); no rows when every session ran our own wording."""
+    by_condition: dict[str, set[str]] = {}
+    for record in records:
+        if isinstance(record.outcome, CollabOutcome):
+            by_condition.setdefault(record.condition, set()).add(record.outcome.prompts)
+    rows: list[list[Cell]] = [
+        [condition, "; ".join(sorted(p or "packaged" for p in read))]
+        for condition, read in sorted(by_condition.items())
+        if any(read)
+    ]
+    return Table(
+        title="Prompts read from a MultiSessionCollab checkout",
+        columns=["condition", "prompts"],
+        rows=rows,
+    )

@@ -12,9 +12,10 @@ from rapport.llm import GenerateConfig, ModelRoles, stable_hash
 from rapport.log import Condition, ExperimentConfig, SessionRecord, SessionSpec, Table, UserSpec
 
 from .._protocol import Benchmark
-from ._agreement import agreement_table, guard_table, protocol_table
+from ._agreement import agreement_table, guard_table, prompts_table, protocol_table
 from ._loaders import is_msc_cache, load_local
 from ._msc_profiles import load_msc_profiles
+from ._msc_prompts import load_msc_prompts, packaged_prompts
 from ._personas import Persona, PersonaFileError, load_personas_jsonl
 from ._problems import is_correct
 from ._profiles import PREFERENCES_PER_USER, CollabUser, as_collab_user, make_users
@@ -65,6 +66,10 @@ class CollabOptions(BaseModel):
     """The agent's nucleus sampling (MSC sets none: 1.0, no nucleus cut)."""
     agent_max_tokens: int = Field(default=2048, ge=1)
     """The most tokens of one agent reply (MSC: 2048)."""
+    prompts_from: str | None = None
+    """A MultiSessionCollab checkout: the ``msc`` session's agent, user and judge prompts
+    and the task lines are MSC's own, read from its ``collaborativeagents/prompts.py`` and
+    ``datasets/__init__.py`` at run time; None: our own wording (the default)."""
     split: Literal["eval", "train"] = "eval"
     """Which users: ``train`` users are drawn apart from ``eval`` users (disjoint by
     construction), for runs whose sessions train a learner."""
@@ -88,6 +93,12 @@ class CollabOptions(BaseModel):
             self.verdicts = "model" if llm_msc else "checkers"
         if self.user == "rules" and self.verdicts == "model":
             raise ValueError("the rule user has no model: it takes verdicts=checkers")
+        return self
+
+    @model_validator(mode="after")
+    def _prompts_fit(self) -> Self:
+        if self.prompts_from is not None and self.session != "msc":
+            raise ValueError("prompts_from sets the msc session's prompts: it takes session=msc")
         return self
 
     @model_validator(mode="after")
@@ -177,6 +188,7 @@ class CollabBenchmark(Benchmark):
             pydantic.ValidationError: an unknown or badly typed option.
             ProblemSourceError: the problem source cannot be read or is too small.
             PersonaFileError: the persona file is missing or malformed.
+            MscPromptsError: ``prompts_from`` holds no readable MSC prompts.
         """
         options = CollabOptions.model_validate(config.options)
         fixed = is_msc_cache(options.problems)
@@ -282,18 +294,24 @@ class CollabBenchmark(Benchmark):
 
     @classmethod
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:
-        """The datasets and the grader; how often enforcement agreed with the checkers, per
+        """The datasets and the grader; the prompts read from a MultiSessionCollab checkout
+        (when a session read any); how often enforcement agreed with the checkers, per
         condition (when any could); what code did for the user simulator (when a session
         used one)."""
         records = list(records)
-        tables = [protocol_table(records), agreement_table(records)]
+        tables = [protocol_table(records), prompts_table(records), agreement_table(records)]
         if any(r.events_of(PreferenceVerdictEvent) for r in records):
             tables.append(guard_table(records))
         return [t for t in tables if t.rows]
 
 
 def protocol_of(options: CollabOptions) -> Protocol:
-    """How sessions are played, from the options."""
+    """How sessions are played, from the options (MSC's prompts read where they say so).
+
+    Raises:
+        MscPromptsError: ``prompts_from`` holds no readable MSC prompts.
+    """
+    prompts = load_msc_prompts(options.prompts_from) if options.prompts_from else None
     return Protocol(
         session=options.session,
         user=options.user,
@@ -306,6 +324,7 @@ def protocol_of(options: CollabOptions) -> Protocol:
             top_p=options.agent_top_p,
             max_tokens=options.agent_max_tokens,
         ),
+        prompts=prompts or packaged_prompts(),
     )
 
 

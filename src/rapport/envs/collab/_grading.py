@@ -9,7 +9,7 @@ from rapport.llm import GenerateConfig, Message, Model
 from rapport.log import JudgeEvent
 
 from .._protocol import SessionLog
-from ._rules import prompt
+from ._msc_prompts import Template, packaged_prompts
 from ._types import Problem
 
 GRADER_CONFIG = GenerateConfig(temperature=0.0, max_tokens=1024)
@@ -25,9 +25,12 @@ class Grade(BaseModel):
     accuracy: int = Field(ge=0, le=1)
 
 
-def grading_messages(problem: Problem, draft: str) -> list[Message]:
-    """The judge's prompt: the problem, its reference solution and the draft."""
-    text = prompt("grade").format(
+def grading_messages(
+    problem: Problem, draft: str, template: Template | None = None
+) -> list[Message]:
+    """The judge's prompt: the problem, its reference solution and the draft (`template`:
+    the judge prompt; default: our own)."""
+    text = (template or packaged_prompts().judge).render(
         problem=problem.prompt(),
         reference=problem.reference or problem.answer,
         draft=draft,
@@ -35,13 +38,16 @@ def grading_messages(problem: Problem, draft: str) -> list[Message]:
     return [Message(role="user", content=text)]
 
 
-async def grade(judge: Model, problem: Problem, draft: str, log: SessionLog) -> bool:
+async def grade(
+    judge: Model, problem: Problem, draft: str, log: SessionLog, *, template: Template | None = None
+) -> bool:
     """Whether the judge finds the draft correct; the verdict is logged as a `JudgeEvent`.
 
     Raises:
         ModelError: the judge failed (OutputValidationError: no valid verdict).
     """
-    out = await judge.generate(grading_messages(problem, draft), schema=Grade, config=GRADER_CONFIG)
+    messages = grading_messages(problem, draft, template)
+    out = await judge.generate(messages, schema=Grade, config=GRADER_CONFIG)
     verdict: Grade = out.parsed
     log.event(
         JudgeEvent(

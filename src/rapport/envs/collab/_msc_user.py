@@ -19,12 +19,10 @@ from rapport.log import Event, UserGuardEvent
 
 from .._simulator import UserSimulator
 from ._checkers import check_preference, is_clarifying_question
-from ._rules import prompt
+from ._msc_prompts import MSC_END_TOKEN, SessionPrompts, Template, packaged_prompts
 from ._simulator import UserReply
 from ._types import DraftUpdateEvent, EnforcementEvent, PreferenceVerdictEvent
 
-MSC_END_TOKEN = "TERMINATE"
-"""What MSC's user writes in its response to end the conversation."""
 MSC_USER_CONFIG = GenerateConfig(temperature=1.0, max_tokens=1024)
 """MSC's user sampling (its code: temperature 1.0, at most 1024 new tokens)."""
 NO_DRAFT = "I don't know"
@@ -51,6 +49,37 @@ class MscUserTurn(BaseModel):
     response: str = Field(min_length=1)
 
 
+class MscPublishedTurn(BaseModel):
+    """The reply layout MSC's own user prompt asks for (``prompts_from``): a reason per
+    preference, and one flag for whether the message enforces any."""
+
+    preference_1_satisfied: str = ""
+    preference_2_satisfied: str = ""
+    preference_3_satisfied: str = ""
+    enforce_preferences: bool = False
+    reasoning: str
+    draft_answer: str
+    should_terminate: bool
+    response: str = Field(min_length=1)
+
+
+class MscPublishedPlainTurn(BaseModel):
+    """The reply layout of MSC's own prompt for a user without preferences."""
+
+    reasoning: str
+    draft_answer: str
+    should_terminate: bool
+    response: str = Field(min_length=1)
+
+
+def _as_turn(reply: BaseModel) -> MscUserTurn:
+    """A reply in MSC's own layout as ours, without per-preference judgements."""
+    if isinstance(reply, MscUserTurn):
+        return reply
+    reasons = {f"preference_{n}_satisfied" for n in (1, 2, 3)}
+    return MscUserTurn.model_validate(reply.model_dump(exclude=reasons))
+
+
 @dataclass
 class PreferenceWords:
     """One preference as the user holds it: our id (for checkers and events) and the words
@@ -72,6 +101,7 @@ class MscUser(UserSimulator):
         verdicts: who decides enforcement: ``model`` (the user model's flag, as MSC) or
             ``checkers`` (code where a checker decides, the model elsewhere).
         config: the user model's sampling (default: MSC's).
+        prompts: the session's prompts (default: our own wording).
     """
 
     end_token = MSC_END_TOKEN
@@ -86,22 +116,41 @@ class MscUser(UserSimulator):
         preferences: Sequence[PreferenceWords] = (),
         verdicts: Literal["model", "checkers"] = "model",
         config: GenerateConfig | None = None,
+        prompts: SessionPrompts | None = None,
     ) -> None:
         self.model, self.persona, self.task, self.problem = model, persona, task, problem
         self.preferences = list(preferences)
         self.verdicts = verdicts
         self.config = config or MSC_USER_CONFIG
+        self.prompts = prompts or packaged_prompts()
         self.draft = NO_DRAFT
+
+    @property
+    def template(self) -> Template:
+        """The user prompt this user is given (with or without preferences)."""
+        plain = self.prompts.user_plain
+        return plain if plain is not None and not self.preferences else self.prompts.user
+
+    @property
+    def reply_schema(self) -> type[BaseModel]:
+        """The reply layout the user prompt asks for."""
+        if self.prompts.packaged:
+            return MscUserTurn
+        return MscPublishedTurn if self.template is self.prompts.user else MscPublishedPlainTurn
+
+    def ends(self, text: str) -> bool:
+        """Whether a message ends the conversation (holds the prompts' end token)."""
+        return self.prompts.end_token in text
 
     def system_prompt(self) -> str:
         """The user model's instructions for this session."""
         listed = "\n".join(f"{n}. {p.text}" for n, p in enumerate(self.preferences, start=1))
-        return prompt("msc_user").format(
+        return self.template.render(
             task=self.task,
             problem=self.problem,
             persona=self.persona,
             preferences=listed or "(none in particular)",
-            end_token=MSC_END_TOKEN,
+            end_token=self.prompts.end_token,
         )
 
     async def react(self, history: list[Message], *, turn: int) -> UserReply:
@@ -118,8 +167,8 @@ class MscUser(UserSimulator):
             for m in history
         ]
         messages = [Message(role="system", content=self.system_prompt()), *seen]
-        out = await self.model.generate(messages, schema=MscUserTurn, config=self.config)
-        reply: MscUserTurn = out.parsed
+        out = await self.model.generate(messages, schema=self.reply_schema, config=self.config)
+        reply = _as_turn(out.parsed)
         agent_text = history[-1].content if history else ""
         return self._decide(reply, agent_text, turn)
 
@@ -155,15 +204,20 @@ class MscUser(UserSimulator):
         """One verdict per preference: the model's, beside the checker's (a second opinion;
         it decides only under ``verdicts="checkers"``)."""
         clarifying = is_clarifying_question(agent_text)
+        # MSC's own prompt gives a reason per preference but one flag: each preference then
+        # reads as the flag says, and an enforcing message names none in particular.
+        per_preference = self.prompts.packaged
         verdicts = []
         for n, pref in enumerate(self.preferences):
             model_ok = reply.preferences[n].satisfied if n < len(reply.preferences) else True
+            if not per_preference:
+                model_ok = not reply.enforce_preferences
             checker_ok = check_preference(pref.id, agent_text)
             decided = checker_ok if self.verdicts == "checkers" and checker_ok is not None else None
             satisfied = model_ok if decided is None else decided
             enforced = not satisfied and not (self.verdicts == "checkers" and clarifying)
             if self.verdicts == "model":
-                enforced = not model_ok and reply.enforce_preferences
+                enforced = per_preference and not model_ok and reply.enforce_preferences
             verdicts.append(
                 PreferenceVerdictEvent(
                     turn=turn,

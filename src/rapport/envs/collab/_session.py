@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Literal
@@ -15,6 +15,7 @@ from rapport.log import Condition, SessionInfo, SessionSpec, Speaker, StopReason
 
 from .._protocol import AgentRequest, Episode, SessionLog
 from ._grading import grade
+from ._msc_prompts import SessionPrompts, Template, packaged_prompts
 from ._msc_user import MscUser, PreferenceWords
 from ._problems import stated_answer
 from ._profiles import CollabUser
@@ -54,6 +55,8 @@ class Protocol:
         enforcement: how the guarded LLM user words enforcements.
         length_rule: the agent prompt asks for short replies.
         agent_config: the agent's sampling.
+        prompts: the ``msc`` session's agent, user and judge prompts (default: our own
+            wording of MSC's).
     """
 
     session: Literal["msc", "guarded"] = "msc"
@@ -63,6 +66,7 @@ class Protocol:
     enforcement: Literal["model", "natural", "template"] = "model"
     length_rule: bool = False
     agent_config: GenerateConfig | None = MSC_AGENT_CONFIG
+    prompts: SessionPrompts = field(default_factory=packaged_prompts)
 
 
 @cache
@@ -77,14 +81,9 @@ def problem_text(problem: Problem) -> str:
     return problem.prompt()
 
 
-_DOMAINS = {"logiqa": "logical reasoning", "medqa": "medical", "mmlu": "multiple-choice"}
-
-
 def task_line(problem: Problem) -> str:
     """One line saying what kind of problem the user brings (from its dataset)."""
-    dataset = problem.source.split("/")[0].lower()
-    kind = _DOMAINS.get(dataset, "multiple-choice" if problem.choices else "math")
-    return f"Solve this {kind} problem together with the assistant:"
+    return packaged_prompts().task_line(problem)
 
 
 class CollabEpisode(Episode):
@@ -145,10 +144,11 @@ class CollabEpisode(Episode):
             return MscUser(
                 self.models.get("user"),
                 persona=user.persona,
-                task=task_line(self.problem),
+                task=p.prompts.task_line(self.problem),
                 problem=problem_text(self.problem),
                 preferences=[PreferenceWords(q.id, w) for q, w in zip(prefs, words, strict=True)],
                 verdicts=p.verdicts,
+                prompts=p.prompts,
             )
         return CollabUserSimulator(
             self.models.get("user"),
@@ -172,15 +172,37 @@ class CollabEpisode(Episode):
             self._add(log, "user", await self.user.opening())
 
     def request(self) -> AgentRequest:
-        name = {"direct": "direct", "multiturn": "agent"}[self.settings.mode]
-        if name == "agent" and self.protocol.session == "msc":
-            name = "msc_agent"
-        prompt = agent_prompt(name)
+        prompt = self._msc_agent_prompt() if self._msc_agent else agent_prompt(self._agent_name)
         if self.protocol.length_rule:
             prompt = f"{prompt.rstrip()}\n{agent_prompt('length_rule')}"
         return AgentRequest(
             messages=list(self.history), instructions=prompt, config=self.protocol.agent_config
         )
+
+    @property
+    def _agent_name(self) -> str:
+        return {"direct": "direct", "multiturn": "agent"}[self.settings.mode]
+
+    @property
+    def _msc_agent(self) -> bool:
+        """Whether the agent is MSC's collaborator (its prompt is the session prompts')."""
+        return self._agent_name == "agent" and self.protocol.session == "msc"
+
+    def _msc_agent_prompt(self) -> str:
+        config = self.protocol.agent_config
+        budget = config.max_tokens if config is not None and config.max_tokens else 2048
+        return self.protocol.prompts.agent.render(max_tokens=str(budget))
+
+    def _prompts_used(self) -> list[Template]:
+        """The session prompts this session was played with (agent, user, judge)."""
+        prompts, used = self.protocol.prompts, []
+        if self._msc_agent:
+            used.append(prompts.agent)
+        if isinstance(self.user, MscUser) and self.settings.mode == "multiturn":
+            used.append(self.user.template)
+        if self.protocol.grader == "judge":
+            used.append(prompts.judge)
+        return used
 
     async def respond(self, output: ModelOutput, log: SessionLog) -> None:
         self._add(log, "agent", output.text)
@@ -208,7 +230,9 @@ class CollabEpisode(Episode):
         if self.settings.mode == "multiturn":
             self.draft = self.user.draft
         if self.protocol.grader == "judge":
-            self.judged = await grade(self.models.get("judge"), self.problem, self.draft, log)
+            judge = self.models.get("judge")
+            template = self.protocol.prompts.judge
+            self.judged = await grade(judge, self.problem, self.draft, log, template=template)
 
     def _add(self, log: SessionLog, speaker: Speaker, text: str) -> None:
         log.say(speaker, text)
@@ -226,4 +250,5 @@ class CollabEpisode(Episode):
             mode=self.settings.mode,
             grader=self.protocol.grader,
             judged=self.judged,
+            prompts=self.protocol.prompts.describe(self._prompts_used()),
         )

@@ -66,6 +66,9 @@ class CollabOutcome(BaseOutcome):
     or ``match`` (code: math-verify, or the option letter)."""
     judged: bool | None = None
     """The judge's verdict on the draft (None: not judged)."""
+    prompts: str = ""
+    """The prompts the session read from a MultiSessionCollab checkout: the file with its
+    sha256 and the names of those used (``""``: our own wording, the default)."""
 
 
 class EnforcementEvent(BaseEvent):
@@ -85,7 +88,8 @@ class PreferenceVerdictEvent(BaseEvent):
     kind: Literal["preference_verdict"] = "preference_verdict"
     preference_id: str
     model_satisfied: bool
-    """What the user model said."""
+    """What the user model said (under MSC's own prompt, which gives one enforce flag per
+    message: the flag's negation)."""
     checker_satisfied: bool | None = None
     """What the deterministic checker said (None: not checkable by code)."""
     enforced: bool = False

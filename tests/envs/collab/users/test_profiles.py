@@ -20,7 +20,8 @@ from rapport.envs.collab import (
     make_users,
 )
 
-MSC = Path(__file__).parents[1] / "data/msc_published/user_profiles.json"
+MSC = Path(__file__).parents[1] / "data/msc_layout/user_profiles.json"
+"""Our profiles in the layout of MSC's published ``user_profiles.json`` (see its README.md)."""
 
 
 def test_one_hundred_users_are_reproducible_byte_for_byte() -> None:
@@ -84,18 +85,19 @@ def test_users_hold_three_categories_and_train_users_differ() -> None:
     assert habits <= 50  # at most one per user
 
 
-def test_msc_published_profiles_load_in_file_order() -> None:
-    """The first profiles of MSC's published ``user_profiles.json``, copied verbatim."""
-    from rapport.envs.collab import load_msc_profiles
-
-    path = Path(__file__).parents[1] / "data/msc_published/user_profiles.json"
-    users = load_msc_profiles(path)
+def test_profiles_in_msc_layout_load_in_file_order() -> None:
+    """Profiles in the layout of MSC's ``user_profiles.json``: ids from ``i``, preferences
+    mapped by phrase, the persona's non-ASCII escapes read as text."""
+    users = load_msc_profiles(MSC)
     assert [(u.id, u.preferences) for u in users] == [
-        ("msc-000", ["courteous", "no_unsolicited_suggestions", "bullet_points"]),
-        ("msc-001", ["narrative", "blunt", "examples_or_analogies"]),
-        ("msc-002", ["narrative", "courteous", "one_step_at_a_time"]),
+        ("msc-000", ["blunt", "suggest_next_step", "numbered_steps"]),
+        ("msc-001", ["direct", "big_picture_first", "tldr_end"]),
+        ("msc-002", ["narrative", "one_step_at_a_time", "confidence_estimate"]),
     ]
-    assert users[0].persona.startswith("A level design student")
+    assert users[0].persona.startswith("A night-shift baker")
+    assert "Troms\u00f8" in users[1].persona and "harbour-master\u2019s" in users[1].persona
+    rows = json.loads(MSC.read_text())
+    assert [u.preference_texts for u in users] == [row["preferences"] for row in rows]
 
 
 def _first_profile(**changes: Any) -> list[dict[str, Any]]:
