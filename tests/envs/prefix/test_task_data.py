@@ -1,5 +1,5 @@
 """Task data from a folder or a wheel (``--task-data``), BFCL v3 or v4, and the paper's fixed
-coarsened tasks (``--coarsened``), on verbatim excerpts of the published files
+coarsened tasks (``--coarsened``), on our own records in the layout of the published files
 (data/published/README.md). Bad data is refused with one line and exit 2, before a run dir
 exists.
 
@@ -49,7 +49,7 @@ UPFRONT = "BFCL_v3_multi_turn_miss_param_rewrite_filled_info_collect_upfront.jso
 
 
 def _copy(tmp: Path) -> Path:
-    """A writable copy of the v3 excerpts."""
+    """A writable copy of the v3 records."""
     return Path(shutil.copytree(V3, tmp / "bfcl_v3"))
 
 
@@ -74,11 +74,11 @@ def test_the_published_v3_folder_is_read_as_v3_with_its_ground_truth() -> None:
     first = base[0]
     assert first.bfcl_version == "v3" and first.category == "base"
     assert first.involved_classes == ["TwitterAPI", "GorillaFileSystem"]
-    assert first.turns[0].startswith("Move 'final_report.pdf' within document directory")
+    assert first.turns[0].startswith("In the notes folder, make a new folder called 'review'")
     assert first.ground_truth[0] == [
-        "cd(folder='document')",
-        "mkdir(dir_name='temp')",
-        "mv(source='final_report.pdf', destination='temp')",
+        "cd(folder='notes')",
+        "mkdir(dir_name='review')",
+        "mv(source='draft_plan.txt', destination='review')",
     ]
     missed = data.task("multi_turn_miss_func_0")
     assert missed.missed_functions == {3: ["sort"]} and missed.turns[3] == ""
@@ -139,7 +139,7 @@ def test_a_leading_byte_order_mark_is_allowed(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("category", CATEGORIES)
-def test_the_excerpts_ground_truth_replays_to_full_accuracy(category: str) -> None:
+def test_the_records_ground_truth_replays_to_full_accuracy(category: str) -> None:
     for task in open_task_data(V3).tasks(category):  # type: ignore[arg-type]
         trial = replay_turns(task, task.ground_truth)
         assert not any(c.refused or c.error for c in trial.log), task.id
@@ -297,7 +297,7 @@ def test_a_scripted_run_on_v3_data_and_fixed_tasks_reports_where_each_came_from(
 
 
 def _replace(name: str, old: str, new: str) -> Callable[[Path], str]:
-    """Copy the excerpts with one file's text changed; returns the folder."""
+    """Copy the records with one file's text changed; returns the folder."""
 
     def setup(tmp: Path) -> str:
         folder = _copy(tmp)
@@ -311,7 +311,7 @@ def _replace(name: str, old: str, new: str) -> Callable[[Path], str]:
 
 
 def _first_row(name: str, change: Callable[[dict], object]) -> Callable[[Path], str]:
-    """Copy the excerpts with the first row of one file changed by `change`."""
+    """Copy the records with the first row of one file changed by `change`."""
 
     def setup(tmp: Path) -> str:
         folder = _copy(tmp)
@@ -492,7 +492,7 @@ def test_bad_task_data_is_refused_in_one_line_before_anything_is_written(
 
 
 def _prefix_copy(change: Callable[[list[str]], list[str]]) -> Callable[[Path], str]:
-    """A copy of the PrefIX excerpts with the compact file's lines changed."""
+    """A copy of the PrefIX records with the compact file's lines changed."""
 
     def setup(tmp: Path) -> str:
         folder = Path(shutil.copytree(PREFIX, tmp / "PrefIX"))
@@ -582,16 +582,19 @@ def test_a_scripted_run_with_the_rubric_from_a_prefix_checkout(
         records = store.sessions()
     assert records and all(r.status == "ok" for r in records)
     judged = {e.dimension for r in records for e in r.events_of(JudgeEvent)}
-    assert judged == {
+    experience = {
         "initiative_timing",
-        "interaction_preference_alignment",
+        "interaction_coherence",
+        "intent_alignment_drift",
+        "commitment_consistency",
+        "interaction_efficiency",
+        "user_cognitive_load_trajectory",
         "overall_user_experience",
     }
+    assert judged == experience | {"interaction_preference_alignment"}
     scores = records[0].scores
     assert "alignment" in scores and "ux" in scores
-    assert scores["ux"] == pytest.approx(
-        (scores["ux.initiative_timing"] + scores["ux.overall_user_experience"]) / 2
-    )
+    assert scores["ux"] == pytest.approx(sum(scores[f"ux.{d}"] for d in experience) / 7)
 
 
 def test_a_rubric_path_without_the_judge_files_is_refused(
@@ -608,5 +611,6 @@ def test_the_rubric_instructions_name_the_persona_from_the_checkout() -> None:
     rubric = rubric_from(PREFIX)
     assert [d.id for d in rubric.dimensions][1] == "interaction_preference_alignment"
     text = rubric.instructions([get_setting("tool_low")])
-    assert "Persona: tool_low. Described as: Fixture: a user who wants few tool" in text
+    assert "Who the person is:\ntool_low\n" in text
+    assert "What they want from an assistant:\nFixture: a user who wants few tool notices" in text
     assert "{{" not in text
