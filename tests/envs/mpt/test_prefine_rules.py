@@ -49,25 +49,25 @@ def _score(outcome: MPTEvalOutcome, name: str, arguments: dict[str, Any]) -> dic
 @given(instances(), st.data())
 def test_any_gold_call_scores_one(outcome: MPTEvalOutcome, data: st.DataObject) -> None:
     call = {s: data.draw(st.sampled_from(v)) for s, v in outcome.allowed.items()}
-    s = _score(outcome, outcome.gold["name"], call)
+    s = _score(outcome, outcome.gold.name, call)
     assert s["p_em"] == 1.0 and s["oa_f1"] == 1.0
 
 
 @given(instances(), st.sampled_from(FUNCTIONS))
 def test_a_wrong_function_scores_zero(outcome: MPTEvalOutcome, other: str) -> None:
-    if other == outcome.gold["name"]:
+    if other == outcome.gold.name:
         return
-    s = _score(outcome, other, dict(outcome.gold["arguments"]))
+    s = _score(outcome, other, dict(outcome.gold.arguments))
     assert s["p_em"] == 0.0 and s["oa_f1"] == 0.0 and s["oa_tp"] == 0.0
 
 
 @given(instances(), VALUES)
 def test_an_extra_preference_slot_fails_p_em(outcome: MPTEvalOutcome, value: str) -> None:
-    name = outcome.gold["name"]
+    name = outcome.gold.name
     extra = [s for s in PREF[name] if s not in outcome.pref_slots]
     if not extra:
         return
-    s = _score(outcome, name, {**outcome.gold["arguments"], extra[0]: value})
+    s = _score(outcome, name, {**outcome.gold.arguments, extra[0]: value})
     assert s["p_em"] == 0.0
     assert s["oa_f1"] < 1.0  # the extra slot is a false positive in OA-F1 too
 
@@ -77,12 +77,12 @@ def test_a_missing_or_wrong_preference_fails_p_em(
     outcome: MPTEvalOutcome, data: st.DataObject
 ) -> None:
     slot = data.draw(st.sampled_from(outcome.pref_slots))
-    call = dict(outcome.gold["arguments"])
+    call = dict(outcome.gold.arguments)
     if data.draw(st.booleans()):
         del call[slot]
     else:
         call[slot] = "zz-not-allowed"
-    assert _score(outcome, outcome.gold["name"], call)["p_em"] == 0.0
+    assert _score(outcome, outcome.gold.name, call)["p_em"] == 0.0
 
 
 def test_an_alternative_allowed_value_passes() -> None:

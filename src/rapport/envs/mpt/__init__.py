@@ -37,7 +37,16 @@ from ._schema import (
     schema_from_json,
     validate_call,
 )
-from ._types import MPTEvalOutcome, MPTEvalTask, MPTHistoryOutcome, MPTHistoryTask
+from ._types import (
+    Call,
+    MPTEvalOutcome,
+    MPTEvalTask,
+    MPTHistoryOutcome,
+    MPTHistorySession,
+    MPTHistoryTask,
+    MPTInstance,
+    Utterance,
+)
 
 __all__ = [
     "CHALLENGES",
@@ -47,16 +56,20 @@ __all__ = [
     "TURNS",
     "ApiSchema",
     "ArgSpec",
+    "Call",
     "CallParseError",
     "GenerationSettings",
     "MPTBenchmark",
     "MPTEvalOutcome",
     "MPTEvalTask",
     "MPTHistoryOutcome",
+    "MPTHistorySession",
     "MPTHistoryTask",
+    "MPTInstance",
     "MPTOptions",
     "MPTUser",
     "ReleaseLayoutError",
+    "Utterance",
     "arguments_model",
     "call_counts",
     "count_tokens",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles
 from rapport.log import (
@@ -31,7 +31,14 @@ from ._release import load_release
 from ._report import report_tables
 from ._schema import ApiSchema, arguments_model, domain_schema, schema_from_json, validate_call
 from ._tools import call_model, check_call, tools_instructions
-from ._types import MPTEvalOutcome, MPTEvalTask, MPTHistoryOutcome, MPTHistoryTask
+from ._types import (
+    MPTEvalOutcome,
+    MPTEvalTask,
+    MPTHistoryOutcome,
+    MPTHistorySession,
+    MPTHistoryTask,
+    MPTInstance,
+)
 
 Challenge = Literal["recall", "induction", "transfer"]
 
@@ -173,11 +180,11 @@ class MPTBenchmark(Benchmark):
         """The user's history sessions then eval instances (``n`` and ``seed`` are unused:
         history length is part of the generated user, and instances are fixed by it)."""
         plan = user.attributes["plan"]
-        history = plan["history"]
+        history = [MPTHistorySession.model_validate(h) for h in plan["history"]]
         full = count_tokens(render_sessions([history_record(user.id, h) for h in history]))
         specs = [
             SessionSpec(
-                id=f"{user.id}-h{h['index']}",
+                id=f"{user.id}-h{h.index}",
                 user_id=user.id,
                 index=i,
                 split="train",
@@ -194,7 +201,11 @@ class MPTBenchmark(Benchmark):
                 index=len(history) + j,
                 split="eval",
                 learn=False,
-                task=MPTEvalTask(instance=inst, full_history_tokens=full, history=len(history)),
+                task=MPTEvalTask(
+                    instance=MPTInstance.model_validate(inst),
+                    full_history_tokens=full,
+                    history=len(history),
+                ),
             )
             for j, inst in enumerate(instances)
         ]
@@ -251,7 +262,7 @@ class HistoryEpisode(Episode):
     ) -> None:
         self.spec, self.user_id, self.task = spec, user_id, task
         self.models, self.paraphrase = models, paraphrase
-        self.info = SessionInfo(index=spec.index, benchmark="mpt", task=task.session["domain"])
+        self.info = SessionInfo(index=spec.index, benchmark="mpt", task=task.session.domain)
 
     async def start(self, log: SessionLog) -> None:
         replay = history_record(self.user_id, self.task.session, index=self.spec.index)
@@ -270,7 +281,7 @@ class HistoryEpisode(Episode):
         raise RuntimeError("a replayed history session asks the agent nothing")
 
     def outcome(self) -> MPTHistoryOutcome:
-        return MPTHistoryOutcome(domain=self.task.session["domain"])
+        return MPTHistoryOutcome(domain=self.task.session.domain)
 
 
 class InstanceEpisode(Episode):
@@ -282,14 +293,14 @@ class InstanceEpisode(Episode):
 
     def __init__(self, spec: SessionSpec, task: MPTEvalTask) -> None:
         self.task, self.instance = task, task.instance
-        self.functions: list[dict[str, Any]] = self.instance.get("functions", [])
+        self.functions: list[dict[str, Any]] = list(self.instance.functions)
         self.schema = instance_schema(self.instance)
         self.dialogue = [
-            Message(role="user" if u["role"] == "user" else "assistant", content=u["text"])
-            for u in self.instance["dialogue"]
+            Message(role="user" if u.role == "user" else "assistant", content=u.text)
+            for u in self.instance.dialogue
         ]
         task_text = (
-            f"{self.instance['domain']}: choose among {len(self.functions)} functions"
+            f"{self.instance.domain}: choose among {len(self.functions)} functions"
             if self.functions
             else f"{self.schema.name}: {self.schema.description}"
         )
@@ -298,12 +309,12 @@ class InstanceEpisode(Episode):
             benchmark="mpt",
             task=task_text,
         )
-        self.predicted: dict[str, Any] | None = None
+        self.predicted: dict[str, JsonValue] | None = None
         self.predicted_name: str | None = None
         self.problems = ["no call"]
 
     async def start(self, log: SessionLog) -> None:
-        for note in self.instance.get("notes", []):
+        for note in self.instance.notes:
             log.note(note)
 
     def request(self) -> AgentRequest:
@@ -342,39 +353,39 @@ class InstanceEpisode(Episode):
     def outcome(self) -> MPTEvalOutcome:
         inst = self.instance
         return MPTEvalOutcome(
-            challenge=inst["challenge"],
-            query_type=inst["query_type"],
-            domain=inst["domain"],
-            variant=bool(inst.get("variant", False)),
+            challenge=inst.challenge,
+            query_type=inst.query_type,
+            domain=inst.domain,
+            variant=inst.variant,
             api_schema=self.schema.to_json(),
             predicted=self.predicted,
             predicted_name=self.predicted_name,
             valid=not self.problems,
-            gold=inst["gold"],
-            allowed=inst.get("allowed", {}),
-            pref_slots=inst["pref_slots"],
-            pref_map=inst.get("pref_map", {}),
-            difficulty=inst.get("difficulty", ""),
-            focal_slots=inst.get("focal_slots", []),
-            open_slots=inst["open_slots"],
+            gold=inst.gold,
+            allowed=inst.allowed,
+            pref_slots=inst.pref_slots,
+            pref_map=inst.pref_map,
+            difficulty=inst.difficulty,
+            focal_slots=inst.focal_slots,
+            open_slots=inst.open_slots,
             history_sessions=self.task.history,
             full_history_tokens=self.task.full_history_tokens,
             token_method=TOKEN_METHOD,
         )
 
 
-def instance_schema(task: dict[str, Any]) -> ApiSchema:
+def instance_schema(instance: MPTInstance) -> ApiSchema:
     """The target API of an instance (its stored schema for loaded data, the gold function's
     entry for release instances)."""
-    for function in task.get("functions", []):
-        if function.get("name") == task["gold"]["name"]:
+    for function in instance.functions:
+        if function.get("name") == instance.gold.name:
             return _from_function(function)
-    if "schema" in task:
-        return schema_from_json(task["schema"], task.get("domain", ""))
-    return domain_schema(task["domain"], bool(task.get("variant", False)))
+    if instance.api_schema is not None:
+        return schema_from_json(instance.api_schema, instance.domain)
+    return domain_schema(instance.domain, instance.variant)
 
 
-def _from_function(function: dict[str, Any]) -> ApiSchema:
+def _from_function(function: Mapping[str, Any]) -> ApiSchema:
     props = function.get("parameters", {}).get("properties", {})
     return schema_from_json(
         {

@@ -117,7 +117,7 @@ def allowed_values(outcome: MPTEvalOutcome) -> dict[str, list[Any]]:
     """Every gold slot with its allowed values (one value when the instance has no choice)."""
     if outcome.allowed:
         return outcome.allowed
-    return {s: [v] for s, v in _present(outcome.gold.get("arguments", {})).items()}
+    return {s: [v] for s, v in _present(outcome.gold.arguments).items()}
 
 
 Counts = tuple[int, int, int]
@@ -213,7 +213,7 @@ def f1(tp: float, n_pred: float, n_gold: float) -> float:
 def _oa(outcome: MPTEvalOutcome, pred: dict[str, Any], allows: Allows, month_names: bool) -> Counts:
     """OA counts with allowed alternatives; a call to the wrong function matches nothing."""
     allowed = allowed_values(outcome)
-    if (outcome.predicted_name or outcome.gold["name"]) != outcome.gold["name"]:
+    if (outcome.predicted_name or outcome.gold.name) != outcome.gold.name:
         return 0, len(pred), len(allowed)
     opened = set(outcome.open_slots)
     tp = sum(
@@ -232,8 +232,8 @@ def _oa(outcome: MPTEvalOutcome, pred: dict[str, Any], allows: Allows, month_nam
 def _ea(outcome: MPTEvalOutcome, pred: dict[str, Any], month_names: bool) -> Counts:
     """EA counts: a predicted slot is a true positive only when its value is the gold call's
     own (no allowed alternative, no open slot); a call to the wrong function matches nothing."""
-    gold = _present(outcome.gold["arguments"])
-    if (outcome.predicted_name or outcome.gold["name"]) != outcome.gold["name"]:
+    gold = _present(outcome.gold.arguments)
+    if (outcome.predicted_name or outcome.gold.name) != outcome.gold.name:
         return 0, len(pred), len(gold)
     tp = sum(
         1
@@ -253,7 +253,7 @@ def preference_counts(
     Gold keys are the instance's preference slots; predicted keys are the predicted slots
     that are preference slots of the predicted function (``pref_map``, else the instance's).
     """
-    gold_name = outcome.gold["name"]
+    gold_name = outcome.gold.name
     name = outcome.predicted_name or gold_name
     allowed = allowed_values(outcome)
     pref_names = set(outcome.pref_map.get(name, []))
@@ -281,17 +281,17 @@ def instance_scores(
     the schema allows on an open slot); a wrong function matches nothing.
     """
     pred = _present(outcome.predicted or {})
-    gold_name = outcome.gold["name"]
+    gold_name = outcome.gold.name
     # No call (the output stayed invalid) names no function: nothing about it is right.
     right = outcome.predicted is not None and (outcome.predicted_name or gold_name) == gold_name
     oa = _oa(outcome, pred, allows, month_names)
     ea = _ea(outcome, pred, month_names)
     ptp, pfp, pfn = preference_counts(outcome, pred, month_names=month_names)
-    st = strict_counts(pred, outcome.gold["arguments"], outcome.open_slots, month_names=month_names)
+    st = strict_counts(pred, outcome.gold.arguments, outcome.open_slots, month_names=month_names)
     if not right:
         st = (0, st[1], st[2])
     focal = (
-        exact_match(pred, outcome.gold["arguments"], outcome.focal_slots, month_names=month_names)
+        exact_match(pred, outcome.gold.arguments, outcome.focal_slots, month_names=month_names)
         if right
         else 0.0
     )
