@@ -121,9 +121,9 @@ def test_a_date_in_words_is_left_as_written_as_prefine_leaves_it(
 def test_month_names_reads_a_date_in_words_as_its_iso_form(
     month: int, day: int, suffix: str
 ) -> None:
-    iso = normalize("departure_date", f"2019-{month:02d}-{day:02d}", month_names=True)
+    iso = normalize("departure_date", f"2019-{month:02d}-{day:02d}", dates="month_names")
     for text in (f"{MONTHS[month - 1]} {day}{suffix}", f"{day} {MONTHS[month - 1]}"):
-        assert normalize("departure_date", text, month_names=True) == iso
+        assert normalize("departure_date", text, dates="month_names") == iso
 
 
 def test_the_month_dates_option_scores_a_date_in_words() -> None:
@@ -138,7 +138,7 @@ def test_the_month_dates_option_scores_a_date_in_words() -> None:
         predicted={"departure_date": "March 5th"},
     )
     prefine = instance_scores(outcome, lambda slot, value: False)
-    ours = instance_scores(outcome, lambda slot, value: False, month_names=True)
+    ours = instance_scores(outcome, lambda slot, value: False, dates="month_names")
     assert (prefine["oa_tp"], prefine["oa_pred"], prefine["oa_gold"]) == (0.0, 1.0, 1.0)
     assert (ours["oa_tp"], ours["oa_pred"], ours["oa_gold"]) == (1.0, 1.0, 1.0)
     assert (prefine["month_names"], ours["month_names"]) == (0.0, 1.0)

@@ -4,10 +4,12 @@ metrics scored as PRefine scores them."""
 
 from ._agent import render_instructions
 from ._benchmark import MPTBenchmark, MPTOptions, MPTUser
+from ._dates import DateparserMissing
 from ._generate import CHALLENGES, QUERY_TYPES, GenerationSettings, generate_user, generate_users
 from ._loader import CallParseError, parse_call
 from ._metrics import (
     TOKEN_METHOD,
+    DateRule,
     call_counts,
     count_tokens,
     exact_match,
@@ -58,6 +60,8 @@ __all__ = [
     "ArgSpec",
     "Call",
     "CallParseError",
+    "DateRule",
+    "DateparserMissing",
     "GenerationSettings",
     "MPTBenchmark",
     "MPTEvalOutcome",

@@ -24,8 +24,9 @@ from rapport.memory import render_sessions
 
 from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog
 from ._agent import render_instructions
+from ._dates import DateparserMissing, load_dateparser
 from ._generate import CHALLENGES, GenerationSettings, generate_users
-from ._metrics import TOKEN_METHOD, count_tokens, instance_scores
+from ._metrics import TOKEN_METHOD, DateRule, count_tokens, instance_scores
 from ._records import history_record, paraphrase_record, truth_text
 from ._release import load_release
 from ._report import report_tables
@@ -76,6 +77,10 @@ class MPTOptions(BaseModel):
     month_dates: bool = False
     """Score dates written with a month name (``March 5th``) as the same day in ``MM-DD``;
     PRefine's scorer leaves them as written, so they never match an ISO gold date."""
+    dates: Literal["exp7", "dateparser"] = "exp7"
+    """The date and time rule: ``exp7`` (the release's scorer, `normalize`) or
+    ``dateparser`` (the paper-era scorer: values read by the dateparser package, installed
+    with the ``mpt`` extra)."""
 
     @field_validator("challenges", mode="before")
     @classmethod
@@ -85,10 +90,24 @@ class MPTOptions(BaseModel):
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
 
+    @property
+    def date_rule(self) -> DateRule:
+        """The rule `normalize` scores dates with."""
+        if self.dates == "dateparser":
+            return "dateparser"
+        return "month_names" if self.month_dates else "exp7"
+
     @model_validator(mode="after")
     def _ordered(self) -> MPTOptions:
         if self.sessions_min > self.sessions_max:
             raise ValueError("sessions_min must not exceed sessions_max")
+        if self.dates == "dateparser":
+            if self.month_dates:
+                raise ValueError("month_dates is for the exp7 rule; dateparser reads month names")
+            try:
+                load_dateparser()
+            except DateparserMissing as exc:
+                raise ValueError(str(exc)) from exc
         for key, value in (
             ("release", self.release),
             ("data", self.data),
@@ -233,7 +252,7 @@ class MPTBenchmark(Benchmark):
             outcome,
             allows,
             context_tokens=count_tokens(memory_text(record)),
-            month_names=self.options.month_dates,
+            dates=self.options.date_rule,
         )
 
     @classmethod
