@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from rapport.envs import Condition
+from rapport.envs import Condition, memory_options_for
 from rapport.envs.mpt import MPTBenchmark, MPTEvalTask, MPTOptions
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI
@@ -187,3 +187,10 @@ def test_a_release_run_takes_every_example_unless_told(
     with RunStore(tmp_path / "r", create=False) as store:
         assert store.run().config.users == users
         assert [u.user_id for u in store.users()] == [f"mpt-ex-{i}" for i in range(users)]
+
+
+def test_rag_retrieves_the_papers_top_k_on_mpt_unless_the_run_sets_it() -> None:
+    paper = ExperimentConfig(benchmark="mpt", memory=["rag"])
+    assert memory_options_for(paper, MPTBenchmark.memory_defaults, {"rag"}) == {"rag": {"k": 5}}
+    own = ExperimentConfig(benchmark="mpt", memory=["rag"], memory_options={"rag": {"k": 6}})
+    assert memory_options_for(own, MPTBenchmark.memory_defaults, {"rag"}) == {"rag": {"k": 6}}

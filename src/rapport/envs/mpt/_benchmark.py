@@ -43,6 +43,10 @@ from ._types import (
 
 Challenge = Literal["recall", "induction", "transfer"]
 
+RAG_TOP_K = 5
+"""The RAG baseline's top-k in PRefine's code (its run scripts' ``RAG_TOP_K`` and exp7's
+``RAGRuntime.top_k``); ``memory_options: {rag: {k: 6}}`` gives rag's own default."""
+
 
 class MPTOptions(BaseModel):
     """Options of the ``mpt`` benchmark (``--option KEY=VALUE``; strings are coerced)."""
@@ -143,6 +147,7 @@ class MPTBenchmark(Benchmark):
     lower_is_better = frozenset({"token_ratio"})
     produces = (MPTHistoryOutcome, MPTEvalOutcome)
     roles = ("user",)
+    memory_defaults: ClassVar[dict[str, dict[str, Any]]] = {"rag": {"k": RAG_TOP_K}}
 
     def __init__(self, options: MPTOptions | None = None) -> None:
         self.options = options or MPTOptions()
