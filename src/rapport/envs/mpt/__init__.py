@@ -8,10 +8,8 @@ from ._dates import DateparserMissing
 from ._generate import CHALLENGES, QUERY_TYPES, GenerationSettings, generate_user, generate_users
 from ._loader import CallParseError, parse_call
 from ._metrics import (
-    TOKEN_METHOD,
     DateRule,
     call_counts,
-    count_tokens,
     exact_match,
     instance_scores,
     micro_f1,
@@ -39,6 +37,7 @@ from ._schema import (
     schema_from_json,
     validate_call,
 )
+from ._tokens import TOKEN_METHOD, TokenCounter, count_tokens
 from ._types import (
     Call,
     MPTEvalOutcome,
@@ -73,6 +72,7 @@ __all__ = [
     "MPTOptions",
     "MPTUser",
     "ReleaseLayoutError",
+    "TokenCounter",
     "Utterance",
     "arguments_model",
     "call_counts",

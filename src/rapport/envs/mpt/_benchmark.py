@@ -26,11 +26,12 @@ from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, Sessio
 from ._agent import render_instructions
 from ._dates import DateparserMissing, load_dateparser
 from ._generate import CHALLENGES, GenerationSettings, generate_users
-from ._metrics import TOKEN_METHOD, DateRule, count_tokens, instance_scores
+from ._metrics import DateRule, instance_scores
 from ._records import history_record, paraphrase_record, truth_text
 from ._release import load_release
 from ._report import report_tables
 from ._schema import ApiSchema, arguments_model, domain_schema, schema_from_json, validate_call
+from ._tokens import TOKEN_METHOD, TokenCounter, count_tokens
 from ._tools import call_model, check_call, tools_instructions
 from ._types import (
     MPTEvalOutcome,
@@ -152,6 +153,7 @@ class MPTBenchmark(Benchmark):
     def __init__(self, options: MPTOptions | None = None) -> None:
         self.options = options or MPTOptions()
         self._plans: list[dict[str, Any]] | None = None
+        self._counters: dict[str, TokenCounter] = {}
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> MPTBenchmark:
@@ -205,7 +207,7 @@ class MPTBenchmark(Benchmark):
         history length is part of the generated user, and instances are fixed by it)."""
         plan = user.attributes["plan"]
         history = [MPTHistorySession.model_validate(h) for h in plan["history"]]
-        full = count_tokens(render_sessions([history_record(user.id, h) for h in history]))
+        text = render_sessions([history_record(user.id, h) for h in history])
         specs = [
             SessionSpec(
                 id=f"{user.id}-h{h.index}",
@@ -227,7 +229,8 @@ class MPTBenchmark(Benchmark):
                 learn=False,
                 task=MPTEvalTask(
                     instance=MPTInstance.model_validate(inst),
-                    full_history_tokens=full,
+                    full_history_tokens=count_tokens(text),
+                    history_text=text,
                     history=len(history),
                 ),
             )
@@ -241,7 +244,15 @@ class MPTBenchmark(Benchmark):
         """A replayed history session, or one evaluation instance answered with memory."""
         if isinstance(spec.task, MPTHistoryTask):
             return HistoryEpisode(spec, user.id, spec.task, models, self.options.paraphrase)
-        return InstanceEpisode(spec, spec.task_as(MPTEvalTask))
+        return InstanceEpisode(spec, spec.task_as(MPTEvalTask), self._counter(models))
+
+    def _counter(self, models: ModelRoles) -> TokenCounter:
+        """The token counter of the run's agent model (one per model, so each user's full
+        history is counted once)."""
+        spec = models.spec("agent")
+        if spec not in self._counters:
+            self._counters[spec] = TokenCounter(models.get("agent"))
+        return self._counters[spec]
 
     def score(self, record: SessionRecord) -> dict[str, float]:
         """Per-instance P-EM, OA-F1 / F1 and their counts, validity and token cost."""
@@ -253,10 +264,11 @@ class MPTBenchmark(Benchmark):
         def allows(slot: str, value: Any) -> bool:
             return slot in schema.args and schema.args[slot].allows(value)
 
+        context = outcome.context_tokens
         return instance_scores(
             outcome,
             allows,
-            context_tokens=count_tokens(memory_text(record)),
+            context_tokens=count_tokens(memory_text(record)) if context is None else context,
             dates=self.options.date_rule,
         )
 
@@ -315,8 +327,8 @@ class InstanceEpisode(Episode):
     release's schema for the turn type and the agent chooses one.
     """
 
-    def __init__(self, spec: SessionSpec, task: MPTEvalTask) -> None:
-        self.task, self.instance = task, task.instance
+    def __init__(self, spec: SessionSpec, task: MPTEvalTask, counter: TokenCounter) -> None:
+        self.task, self.instance, self.counter = task, task.instance, counter
         self.functions: list[dict[str, Any]] = list(self.instance.functions)
         self.schema = instance_schema(self.instance)
         self.dialogue = [
@@ -336,6 +348,10 @@ class InstanceEpisode(Episode):
         self.predicted: dict[str, JsonValue] | None = None
         self.predicted_name: str | None = None
         self.problems = ["no call"]
+        self.context_tokens: int | None = None
+        # Counted again in `finish`; a session that ends before it keeps characters / 4.
+        self.full_history_tokens = task.full_history_tokens
+        self.token_method = TOKEN_METHOD
 
     async def start(self, log: SessionLog) -> None:
         for note in self.instance.notes:
@@ -374,6 +390,14 @@ class InstanceEpisode(Episode):
         )
         self.done = True
 
+    async def finish(self, log: SessionLog) -> None:
+        """Count what memory gave the agent and the user's whole history, with the agent
+        model's tokenizer where it has one."""
+        self.context_tokens, method = self.counter.count(memory_text(log.record))
+        if self.task.history_text:
+            self.full_history_tokens, _ = self.counter.count_kept(self.task.history_text)
+        self.token_method = method
+
     def outcome(self) -> MPTEvalOutcome:
         inst = self.instance
         return MPTEvalOutcome(
@@ -393,8 +417,9 @@ class InstanceEpisode(Episode):
             focal_slots=inst.focal_slots,
             open_slots=inst.open_slots,
             history_sessions=self.task.history,
-            full_history_tokens=self.task.full_history_tokens,
-            token_method=TOKEN_METHOD,
+            full_history_tokens=self.full_history_tokens,
+            context_tokens=self.context_tokens,
+            token_method=self.token_method,
         )
 
 

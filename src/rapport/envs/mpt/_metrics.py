@@ -20,18 +20,10 @@ from rapport._stats import bootstrap_interval
 from ._dates import dateparser_value
 from ._types import MPTEvalOutcome
 
-TOKEN_METHOD = "approx: ceil(characters / 4)"
-"""How context tokens are counted (no tokenizer is loaded by the benchmark)."""
-
 Allows = Callable[[str, Any], bool]
 
 DateRule = Literal["exp7", "month_names", "dateparser"]
 """How date and time slot values are normalised (see `normalize`)."""
-
-
-def count_tokens(text: str) -> int:
-    """Approximate tokens of a text (see `TOKEN_METHOD`)."""
-    return math.ceil(len(text) / 4)
 
 
 _ISO_DATE = re.compile(r"^(?:\d{4}-)?(\d{1,2})-(\d{1,2})$")

@@ -109,7 +109,10 @@ class MPTEvalTask(BaseTask):
     kind: Literal["mpt_eval"] = "mpt_eval"
     instance: MPTInstance
     full_history_tokens: int = 0
-    """Tokens of the user's whole history rendered as text (the token-cost reference)."""
+    """Tokens of the user's whole history rendered as text, as characters / 4 (the episode
+    counts `history_text` again with the agent model's tokenizer where it has one)."""
+    history_text: str = Field(default="", repr=False)
+    """The user's whole history rendered as text (the token-cost reference)."""
     history: int = 0
     """How many history sessions came before it."""
 
@@ -153,7 +156,11 @@ class MPTEvalOutcome(BaseOutcome):
     history_sessions: int = 0
     full_history_tokens: int = 0
     """Tokens of the user's whole history as text (what ``token_ratio`` divides by)."""
+    context_tokens: int | None = None
+    """Tokens of what memory put in the agent's prompt (None: not counted when the session
+    was played; scoring then counts characters / 4)."""
     token_method: str = ""
+    """How both counts were made: ``tokenizer: MODEL`` or characters / 4."""
 
     def topic(self) -> str:
         return self.domain
