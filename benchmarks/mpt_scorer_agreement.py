@@ -15,7 +15,7 @@ Run:  python benchmarks/mpt_scorer_agreement.py --prefine PATH_TO_CHECKOUT [--mo
 
 ``--prefine`` is a checkout of github.com/er1123090/PRefine: its ``src/exp7/evaluation`` is
 imported from there (nothing of it is copied here). ``--month-dates`` scores rapport's side
-with ``month_names=True`` (option ``month_dates``). ``--form call`` gives PRefine the prediction
+with ``dates="month_names"`` (option ``month_dates``). ``--form call`` gives PRefine the prediction
 as a call string (``GetHotels(average_star="2")``) instead of the JSON answer.
 """
 
@@ -284,7 +284,9 @@ def outcome(case: Case) -> MPTEvalOutcome:
 
 def ours(case: Case, month_dates: bool) -> dict[str, Any]:
     """rapport's P-EM, OA (tp, fp, fn) and preference (tp, fp, fn) of a case."""
-    s = instance_scores(outcome(case), lambda slot, value: False, month_names=month_dates)
+    s = instance_scores(
+        outcome(case), lambda slot, value: False, dates="month_names" if month_dates else "exp7"
+    )
     return {
         "p_em": int(s["p_em"]),
         "oa": [int(s["oa_tp"]), int(s["oa_pred"] - s["oa_tp"]), int(s["oa_gold"] - s["oa_tp"])],
@@ -325,7 +327,7 @@ def reason(case: Case, form: str, month_dates: bool) -> str:
     if form == "call" and any(")" in t for t in texts):
         return "value with ')': PRefine's call pattern stops there"
     if month_dates and any(
-        normalize(s, v, month_names=True) != normalize(s, v) for s, v in values.items()
+        normalize(s, v, dates="month_names") != normalize(s, v) for s, v in values.items()
     ):
         return "month-name date read (month_dates)"
     if any(not t.strip() for t in texts):

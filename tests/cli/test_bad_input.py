@@ -416,6 +416,13 @@ CASES: list[Case] = [
     ("option-empty", [*COLLAB, "--problems", ""], None, "--problems"),
     ("option-empty-equals", [*COLLAB, "--profiles="], None, "--profiles"),
     ("mpt-release-empty", [*MPT, "--release", ""], None, "--release"),
+    ("mpt-dates-unknown", [*MPT, "--dates", "iso"], None, "dates"),
+    (
+        "mpt-dates-with-month-dates",
+        [*MPT, "--dates", "dateparser", "--month-dates", "true"],
+        None,
+        "month_dates",
+    ),
     ("prefix-tasks-huge", [*PREFIX, "--tasks", "1000000000"], None, "tasks"),
     (
         "collab-problems-choice-list",

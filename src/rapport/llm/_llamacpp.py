@@ -37,6 +37,7 @@ INSTALL_HINT = "pip install 'rapport[llamacpp]'  (llama-cpp-python, compiled by 
 # Loads run here, one at a time, off the event loop; decoding runs on each engine's thread.
 _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rapport-llamacpp-load")
 _ENGINES: dict[Path, LlamaEngine] = {}
+_VOCABS: dict[Path, Any] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
@@ -343,6 +344,9 @@ def _close_engines() -> None:
             engine.decoder.close()
             engine.llm.close()
         _ENGINES.clear()
+        for vocab in _VOCABS.values():
+            vocab.close()
+        _VOCABS.clear()
 
 
 def default_threads() -> int:
@@ -386,6 +390,32 @@ def load_engine(
         if engine.n_ctx != n_ctx:
             log.info("%s is already loaded with n_ctx=%d; sharing it", key.name, engine.n_ctx)
         return engine
+
+
+def load_vocab(path: Path) -> Any:
+    """The tokenizer of a GGUF file: a llama.cpp model of its vocabulary alone (no weights,
+    no context), loaded once per file per process; its ``tokenize(text, add_bos, special)``
+    gives token ids.
+
+    Raises:
+        ModelError: llama-cpp-python is missing, or it cannot read the file.
+    """
+    key = path.resolve()
+    with _ENGINES_LOCK:
+        vocab = _VOCABS.get(key)
+        if vocab is None:
+            llama_cpp = _import_llama_cpp()
+            from llama_cpp._internals import LlamaModel
+
+            params = llama_cpp.llama_model_default_params()
+            params.vocab_only = True
+            try:
+                # `Llama(vocab_only=True)` would also build a context, which warns on stderr.
+                vocab = LlamaModel(path_model=str(key), params=params, verbose=False)
+            except (ValueError, RuntimeError, OSError) as exc:
+                raise ModelError(f"llama.cpp cannot read the vocabulary of {key}: {exc}") from exc
+            _VOCABS[key] = vocab
+        return vocab
 
 
 def _spec_options(query: str) -> dict[str, int]:
@@ -465,6 +495,16 @@ class LlamaCppAPI(ModelAPI):
             prefix_cache_mb=self.prefix_cache_mb,
             parallel=self.parallel,
         )
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` in the model's vocabulary, as plain text (no BOS, special tokens
+        not parsed); only the vocabulary is loaded for it (`load_vocab`).
+
+        Raises:
+            ModelError: the vocabulary cannot be read.
+        """
+        tokens = load_vocab(self.path).tokenize(text.encode(), add_bos=False, special=False)
+        return len(tokens)
 
     async def complete(self, request: Request) -> Completion:
         """Complete one request: queued on the engine's decoder, batched with the others."""

@@ -71,7 +71,7 @@ class ModelAPI(ABC):
 
     `complete` is the one required method; the rest are hooks with no-op defaults that a
     provider overrides where it has the thing: an endpoint (`base_url`), local weights
-    (`path`), a readiness check, a use for the run's concurrency.
+    (`path`), a readiness check, a use for the run's concurrency, a tokenizer.
     """
 
     name: str
@@ -94,6 +94,11 @@ class ModelAPI(ABC):
 
     def set_concurrency(self, concurrency: int) -> None:  # noqa: B027 (optional hook)
         """Told how many users a run plays at once (a local engine sizes its batch by it)."""
+
+    def count_tokens(self, text: str) -> int | None:
+        """Tokens of `text` in the model's own tokenizer; None where the provider has none
+        (callers then estimate, and say so)."""
+        return None
 
 
 class ResponseCache(Protocol):
@@ -211,6 +216,11 @@ class Model:
     @property
     def name(self) -> str:
         return self.api.name
+
+    def count_tokens(self, text: str) -> int | None:
+        """Tokens of `text` in the provider's tokenizer (None: it has none; see
+        `ModelAPI.count_tokens`)."""
+        return self.api.count_tokens(text)
 
     async def generate(
         self,

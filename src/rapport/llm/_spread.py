@@ -43,6 +43,10 @@ class SpreadAPI(ModelAPI):
                 f"{len(failures)} of {len(self.apis)} endpoints not ready: " + "; ".join(failures)
             )
 
+    def count_tokens(self, text: str) -> int | None:
+        """Tokens in the served model's tokenizer, as the first provider counts them."""
+        return self.apis[0].count_tokens(text)
+
     async def complete(self, request: Request) -> Completion:
         i = min(range(len(self.apis)), key=lambda k: self.outstanding[k])
         self.outstanding[i] += 1

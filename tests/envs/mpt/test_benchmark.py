@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from rapport.envs import Condition
-from rapport.envs.mpt import MPTBenchmark, MPTOptions
+from rapport.envs import Condition, memory_options_for
+from rapport.envs.mpt import MPTBenchmark, MPTEvalTask, MPTOptions
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI
 from rapport.log import ErrorEvent, ExperimentConfig, SessionRecord, ToolCallEvent
@@ -20,9 +20,9 @@ from rapport.memory import create_memory
 def _gold_agent(bench: MPTBenchmark, specs: list[Any]) -> ScriptedAPI:
     """Answers each eval instance with its gold call (found by the query text)."""
     by_query = {
-        s.task.instance["dialogue"][-1]["text"]: s.task.instance["gold"]["arguments"]
+        s.task.instance.dialogue[-1].text: s.task.instance.gold.arguments
         for s in specs
-        if s.split == "eval"
+        if isinstance(s.task, MPTEvalTask)
     }
 
     def respond(request: Request) -> str:
@@ -69,10 +69,10 @@ def test_challenges_choose_which_eval_instances_generated_users_get() -> None:
     every = MPTBenchmark(MPTOptions(per_cell=2))
     kinds = {
         name: [
-            s.task.instance["challenge"]  # type: ignore[union-attr]
+            s.task.instance.challenge
             for user in bench.users(8, 0)
             for s in bench.sessions(user, 1, 0)
-            if s.split == "eval"
+            if isinstance(s.task, MPTEvalTask)
         ]
         for name, bench in (("recall", recall), ("every", every))
     }
@@ -187,3 +187,10 @@ def test_a_release_run_takes_every_example_unless_told(
     with RunStore(tmp_path / "r", create=False) as store:
         assert store.run().config.users == users
         assert [u.user_id for u in store.users()] == [f"mpt-ex-{i}" for i in range(users)]
+
+
+def test_rag_retrieves_the_papers_top_k_on_mpt_unless_the_run_sets_it() -> None:
+    paper = ExperimentConfig(benchmark="mpt", memory=["rag"])
+    assert memory_options_for(paper, MPTBenchmark.memory_defaults, {"rag"}) == {"rag": {"k": 5}}
+    own = ExperimentConfig(benchmark="mpt", memory=["rag"], memory_options={"rag": {"k": 6}})
+    assert memory_options_for(own, MPTBenchmark.memory_defaults, {"rag"}) == {"rag": {"k": 6}}

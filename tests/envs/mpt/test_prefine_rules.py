@@ -49,25 +49,25 @@ def _score(outcome: MPTEvalOutcome, name: str, arguments: dict[str, Any]) -> dic
 @given(instances(), st.data())
 def test_any_gold_call_scores_one(outcome: MPTEvalOutcome, data: st.DataObject) -> None:
     call = {s: data.draw(st.sampled_from(v)) for s, v in outcome.allowed.items()}
-    s = _score(outcome, outcome.gold["name"], call)
+    s = _score(outcome, outcome.gold.name, call)
     assert s["p_em"] == 1.0 and s["oa_f1"] == 1.0
 
 
 @given(instances(), st.sampled_from(FUNCTIONS))
 def test_a_wrong_function_scores_zero(outcome: MPTEvalOutcome, other: str) -> None:
-    if other == outcome.gold["name"]:
+    if other == outcome.gold.name:
         return
-    s = _score(outcome, other, dict(outcome.gold["arguments"]))
+    s = _score(outcome, other, dict(outcome.gold.arguments))
     assert s["p_em"] == 0.0 and s["oa_f1"] == 0.0 and s["oa_tp"] == 0.0
 
 
 @given(instances(), VALUES)
 def test_an_extra_preference_slot_fails_p_em(outcome: MPTEvalOutcome, value: str) -> None:
-    name = outcome.gold["name"]
+    name = outcome.gold.name
     extra = [s for s in PREF[name] if s not in outcome.pref_slots]
     if not extra:
         return
-    s = _score(outcome, name, {**outcome.gold["arguments"], extra[0]: value})
+    s = _score(outcome, name, {**outcome.gold.arguments, extra[0]: value})
     assert s["p_em"] == 0.0
     assert s["oa_f1"] < 1.0  # the extra slot is a false positive in OA-F1 too
 
@@ -77,12 +77,12 @@ def test_a_missing_or_wrong_preference_fails_p_em(
     outcome: MPTEvalOutcome, data: st.DataObject
 ) -> None:
     slot = data.draw(st.sampled_from(outcome.pref_slots))
-    call = dict(outcome.gold["arguments"])
+    call = dict(outcome.gold.arguments)
     if data.draw(st.booleans()):
         del call[slot]
     else:
         call[slot] = "zz-not-allowed"
-    assert _score(outcome, outcome.gold["name"], call)["p_em"] == 0.0
+    assert _score(outcome, outcome.gold.name, call)["p_em"] == 0.0
 
 
 def test_an_alternative_allowed_value_passes() -> None:
@@ -121,9 +121,9 @@ def test_a_date_in_words_is_left_as_written_as_prefine_leaves_it(
 def test_month_names_reads_a_date_in_words_as_its_iso_form(
     month: int, day: int, suffix: str
 ) -> None:
-    iso = normalize("departure_date", f"2019-{month:02d}-{day:02d}", month_names=True)
+    iso = normalize("departure_date", f"2019-{month:02d}-{day:02d}", dates="month_names")
     for text in (f"{MONTHS[month - 1]} {day}{suffix}", f"{day} {MONTHS[month - 1]}"):
-        assert normalize("departure_date", text, month_names=True) == iso
+        assert normalize("departure_date", text, dates="month_names") == iso
 
 
 def test_the_month_dates_option_scores_a_date_in_words() -> None:
@@ -138,7 +138,7 @@ def test_the_month_dates_option_scores_a_date_in_words() -> None:
         predicted={"departure_date": "March 5th"},
     )
     prefine = instance_scores(outcome, lambda slot, value: False)
-    ours = instance_scores(outcome, lambda slot, value: False, month_names=True)
+    ours = instance_scores(outcome, lambda slot, value: False, dates="month_names")
     assert (prefine["oa_tp"], prefine["oa_pred"], prefine["oa_gold"]) == (0.0, 1.0, 1.0)
     assert (ours["oa_tp"], ours["oa_pred"], ours["oa_gold"]) == (1.0, 1.0, 1.0)
     assert (prefine["month_names"], ours["month_names"]) == (0.0, 1.0)

@@ -4,12 +4,12 @@ metrics scored as PRefine scores them."""
 
 from ._agent import render_instructions
 from ._benchmark import MPTBenchmark, MPTOptions, MPTUser
+from ._dates import DateparserMissing
 from ._generate import CHALLENGES, QUERY_TYPES, GenerationSettings, generate_user, generate_users
 from ._loader import CallParseError, parse_call
 from ._metrics import (
-    TOKEN_METHOD,
+    DateRule,
     call_counts,
-    count_tokens,
     exact_match,
     instance_scores,
     micro_f1,
@@ -37,7 +37,17 @@ from ._schema import (
     schema_from_json,
     validate_call,
 )
-from ._types import MPTEvalOutcome, MPTEvalTask, MPTHistoryOutcome, MPTHistoryTask
+from ._tokens import TOKEN_METHOD, TokenCounter, count_tokens
+from ._types import (
+    Call,
+    MPTEvalOutcome,
+    MPTEvalTask,
+    MPTHistoryOutcome,
+    MPTHistorySession,
+    MPTHistoryTask,
+    MPTInstance,
+    Utterance,
+)
 
 __all__ = [
     "CHALLENGES",
@@ -47,16 +57,23 @@ __all__ = [
     "TURNS",
     "ApiSchema",
     "ArgSpec",
+    "Call",
     "CallParseError",
+    "DateRule",
+    "DateparserMissing",
     "GenerationSettings",
     "MPTBenchmark",
     "MPTEvalOutcome",
     "MPTEvalTask",
     "MPTHistoryOutcome",
+    "MPTHistorySession",
     "MPTHistoryTask",
+    "MPTInstance",
     "MPTOptions",
     "MPTUser",
     "ReleaseLayoutError",
+    "TokenCounter",
+    "Utterance",
     "arguments_model",
     "call_counts",
     "count_tokens",

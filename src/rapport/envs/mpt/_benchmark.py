@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles
 from rapport.log import (
@@ -24,16 +24,29 @@ from rapport.memory import render_sessions
 
 from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog
 from ._agent import render_instructions
+from ._dates import DateparserMissing, load_dateparser
 from ._generate import CHALLENGES, GenerationSettings, generate_users
-from ._metrics import TOKEN_METHOD, count_tokens, instance_scores
+from ._metrics import DateRule, instance_scores
 from ._records import history_record, paraphrase_record, truth_text
 from ._release import load_release
 from ._report import report_tables
 from ._schema import ApiSchema, arguments_model, domain_schema, schema_from_json, validate_call
+from ._tokens import TOKEN_METHOD, TokenCounter, count_tokens
 from ._tools import call_model, check_call, tools_instructions
-from ._types import MPTEvalOutcome, MPTEvalTask, MPTHistoryOutcome, MPTHistoryTask
+from ._types import (
+    MPTEvalOutcome,
+    MPTEvalTask,
+    MPTHistoryOutcome,
+    MPTHistorySession,
+    MPTHistoryTask,
+    MPTInstance,
+)
 
 Challenge = Literal["recall", "induction", "transfer"]
+
+RAG_TOP_K = 5
+"""The RAG baseline's top-k in PRefine's code (its run scripts' ``RAG_TOP_K`` and exp7's
+``RAGRuntime.top_k``); ``memory_options: {rag: {k: 6}}`` gives rag's own default."""
 
 
 class MPTOptions(BaseModel):
@@ -69,6 +82,10 @@ class MPTOptions(BaseModel):
     month_dates: bool = False
     """Score dates written with a month name (``March 5th``) as the same day in ``MM-DD``;
     PRefine's scorer leaves them as written, so they never match an ISO gold date."""
+    dates: Literal["exp7", "dateparser"] = "exp7"
+    """The date and time rule: ``exp7`` (the release's scorer, `normalize`) or
+    ``dateparser`` (the paper-era scorer: values read by the dateparser package, installed
+    with the ``mpt`` extra)."""
 
     @field_validator("challenges", mode="before")
     @classmethod
@@ -78,10 +95,24 @@ class MPTOptions(BaseModel):
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
 
+    @property
+    def date_rule(self) -> DateRule:
+        """The rule `normalize` scores dates with."""
+        if self.dates == "dateparser":
+            return "dateparser"
+        return "month_names" if self.month_dates else "exp7"
+
     @model_validator(mode="after")
     def _ordered(self) -> MPTOptions:
         if self.sessions_min > self.sessions_max:
             raise ValueError("sessions_min must not exceed sessions_max")
+        if self.dates == "dateparser":
+            if self.month_dates:
+                raise ValueError("month_dates is for the exp7 rule; dateparser reads month names")
+            try:
+                load_dateparser()
+            except DateparserMissing as exc:
+                raise ValueError(str(exc)) from exc
         for key, value in (
             ("release", self.release),
             ("data", self.data),
@@ -117,10 +148,12 @@ class MPTBenchmark(Benchmark):
     lower_is_better = frozenset({"token_ratio"})
     produces = (MPTHistoryOutcome, MPTEvalOutcome)
     roles = ("user",)
+    memory_defaults: ClassVar[dict[str, dict[str, Any]]] = {"rag": {"k": RAG_TOP_K}}
 
     def __init__(self, options: MPTOptions | None = None) -> None:
         self.options = options or MPTOptions()
         self._plans: list[dict[str, Any]] | None = None
+        self._counters: dict[str, TokenCounter] = {}
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> MPTBenchmark:
@@ -173,11 +206,11 @@ class MPTBenchmark(Benchmark):
         """The user's history sessions then eval instances (``n`` and ``seed`` are unused:
         history length is part of the generated user, and instances are fixed by it)."""
         plan = user.attributes["plan"]
-        history = plan["history"]
-        full = count_tokens(render_sessions([history_record(user.id, h) for h in history]))
+        history = [MPTHistorySession.model_validate(h) for h in plan["history"]]
+        text = render_sessions([history_record(user.id, h) for h in history])
         specs = [
             SessionSpec(
-                id=f"{user.id}-h{h['index']}",
+                id=f"{user.id}-h{h.index}",
                 user_id=user.id,
                 index=i,
                 split="train",
@@ -194,7 +227,12 @@ class MPTBenchmark(Benchmark):
                 index=len(history) + j,
                 split="eval",
                 learn=False,
-                task=MPTEvalTask(instance=inst, full_history_tokens=full, history=len(history)),
+                task=MPTEvalTask(
+                    instance=MPTInstance.model_validate(inst),
+                    full_history_tokens=count_tokens(text),
+                    history_text=text,
+                    history=len(history),
+                ),
             )
             for j, inst in enumerate(instances)
         ]
@@ -206,7 +244,15 @@ class MPTBenchmark(Benchmark):
         """A replayed history session, or one evaluation instance answered with memory."""
         if isinstance(spec.task, MPTHistoryTask):
             return HistoryEpisode(spec, user.id, spec.task, models, self.options.paraphrase)
-        return InstanceEpisode(spec, spec.task_as(MPTEvalTask))
+        return InstanceEpisode(spec, spec.task_as(MPTEvalTask), self._counter(models))
+
+    def _counter(self, models: ModelRoles) -> TokenCounter:
+        """The token counter of the run's agent model (one per model, so each user's full
+        history is counted once)."""
+        spec = models.spec("agent")
+        if spec not in self._counters:
+            self._counters[spec] = TokenCounter(models.get("agent"))
+        return self._counters[spec]
 
     def score(self, record: SessionRecord) -> dict[str, float]:
         """Per-instance P-EM, OA-F1 / F1 and their counts, validity and token cost."""
@@ -218,11 +264,12 @@ class MPTBenchmark(Benchmark):
         def allows(slot: str, value: Any) -> bool:
             return slot in schema.args and schema.args[slot].allows(value)
 
+        context = outcome.context_tokens
         return instance_scores(
             outcome,
             allows,
-            context_tokens=count_tokens(memory_text(record)),
-            month_names=self.options.month_dates,
+            context_tokens=count_tokens(memory_text(record)) if context is None else context,
+            dates=self.options.date_rule,
         )
 
     @classmethod
@@ -251,7 +298,7 @@ class HistoryEpisode(Episode):
     ) -> None:
         self.spec, self.user_id, self.task = spec, user_id, task
         self.models, self.paraphrase = models, paraphrase
-        self.info = SessionInfo(index=spec.index, benchmark="mpt", task=task.session["domain"])
+        self.info = SessionInfo(index=spec.index, benchmark="mpt", task=task.session.domain)
 
     async def start(self, log: SessionLog) -> None:
         replay = history_record(self.user_id, self.task.session, index=self.spec.index)
@@ -270,7 +317,7 @@ class HistoryEpisode(Episode):
         raise RuntimeError("a replayed history session asks the agent nothing")
 
     def outcome(self) -> MPTHistoryOutcome:
-        return MPTHistoryOutcome(domain=self.task.session["domain"])
+        return MPTHistoryOutcome(domain=self.task.session.domain)
 
 
 class InstanceEpisode(Episode):
@@ -280,16 +327,16 @@ class InstanceEpisode(Episode):
     release's schema for the turn type and the agent chooses one.
     """
 
-    def __init__(self, spec: SessionSpec, task: MPTEvalTask) -> None:
-        self.task, self.instance = task, task.instance
-        self.functions: list[dict[str, Any]] = self.instance.get("functions", [])
+    def __init__(self, spec: SessionSpec, task: MPTEvalTask, counter: TokenCounter) -> None:
+        self.task, self.instance, self.counter = task, task.instance, counter
+        self.functions: list[dict[str, Any]] = list(self.instance.functions)
         self.schema = instance_schema(self.instance)
         self.dialogue = [
-            Message(role="user" if u["role"] == "user" else "assistant", content=u["text"])
-            for u in self.instance["dialogue"]
+            Message(role="user" if u.role == "user" else "assistant", content=u.text)
+            for u in self.instance.dialogue
         ]
         task_text = (
-            f"{self.instance['domain']}: choose among {len(self.functions)} functions"
+            f"{self.instance.domain}: choose among {len(self.functions)} functions"
             if self.functions
             else f"{self.schema.name}: {self.schema.description}"
         )
@@ -298,12 +345,16 @@ class InstanceEpisode(Episode):
             benchmark="mpt",
             task=task_text,
         )
-        self.predicted: dict[str, Any] | None = None
+        self.predicted: dict[str, JsonValue] | None = None
         self.predicted_name: str | None = None
         self.problems = ["no call"]
+        self.context_tokens: int | None = None
+        # Counted again in `finish`; a session that ends before it keeps characters / 4.
+        self.full_history_tokens = task.full_history_tokens
+        self.token_method = TOKEN_METHOD
 
     async def start(self, log: SessionLog) -> None:
-        for note in self.instance.get("notes", []):
+        for note in self.instance.notes:
             log.note(note)
 
     def request(self) -> AgentRequest:
@@ -339,42 +390,51 @@ class InstanceEpisode(Episode):
         )
         self.done = True
 
+    async def finish(self, log: SessionLog) -> None:
+        """Count what memory gave the agent and the user's whole history, with the agent
+        model's tokenizer where it has one."""
+        self.context_tokens, method = self.counter.count(memory_text(log.record))
+        if self.task.history_text:
+            self.full_history_tokens, _ = self.counter.count_kept(self.task.history_text)
+        self.token_method = method
+
     def outcome(self) -> MPTEvalOutcome:
         inst = self.instance
         return MPTEvalOutcome(
-            challenge=inst["challenge"],
-            query_type=inst["query_type"],
-            domain=inst["domain"],
-            variant=bool(inst.get("variant", False)),
+            challenge=inst.challenge,
+            query_type=inst.query_type,
+            domain=inst.domain,
+            variant=inst.variant,
             api_schema=self.schema.to_json(),
             predicted=self.predicted,
             predicted_name=self.predicted_name,
             valid=not self.problems,
-            gold=inst["gold"],
-            allowed=inst.get("allowed", {}),
-            pref_slots=inst["pref_slots"],
-            pref_map=inst.get("pref_map", {}),
-            difficulty=inst.get("difficulty", ""),
-            focal_slots=inst.get("focal_slots", []),
-            open_slots=inst["open_slots"],
+            gold=inst.gold,
+            allowed=inst.allowed,
+            pref_slots=inst.pref_slots,
+            pref_map=inst.pref_map,
+            difficulty=inst.difficulty,
+            focal_slots=inst.focal_slots,
+            open_slots=inst.open_slots,
             history_sessions=self.task.history,
-            full_history_tokens=self.task.full_history_tokens,
-            token_method=TOKEN_METHOD,
+            full_history_tokens=self.full_history_tokens,
+            context_tokens=self.context_tokens,
+            token_method=self.token_method,
         )
 
 
-def instance_schema(task: dict[str, Any]) -> ApiSchema:
+def instance_schema(instance: MPTInstance) -> ApiSchema:
     """The target API of an instance (its stored schema for loaded data, the gold function's
     entry for release instances)."""
-    for function in task.get("functions", []):
-        if function.get("name") == task["gold"]["name"]:
+    for function in instance.functions:
+        if function.get("name") == instance.gold.name:
             return _from_function(function)
-    if "schema" in task:
-        return schema_from_json(task["schema"], task.get("domain", ""))
-    return domain_schema(task["domain"], bool(task.get("variant", False)))
+    if instance.api_schema is not None:
+        return schema_from_json(instance.api_schema, instance.domain)
+    return domain_schema(instance.domain, instance.variant)
 
 
-def _from_function(function: dict[str, Any]) -> ApiSchema:
+def _from_function(function: Mapping[str, Any]) -> ApiSchema:
     props = function.get("parameters", {}).get("properties", {})
     return schema_from_json(
         {

@@ -17,7 +17,7 @@ from typing import Any
 
 from rapport.log import ErrorEvent, SessionRecord
 
-from ._metrics import TOKEN_METHOD
+from ._tokens import TOKEN_METHOD
 from ._types import MPTEvalOutcome
 
 LONG_HISTORY = 8
@@ -92,11 +92,8 @@ def _long_cells(long: Sequence[SessionRecord]) -> list[str]:
 
 def token_table(records: Sequence[SessionRecord]) -> tuple[str, list[str], list[Row]]:
     """(title, columns, rows) of the token-cost table."""
-    method = next(
-        (_outcome(r).token_method for r in _evals(records) if _outcome(r).token_method),
-        TOKEN_METHOD,
-    )
-    title = f"MPT: inference context vs full history (tokens: {method})"
+    methods = sorted({_outcome(r).token_method for r in _evals(records)} - {""}) or [TOKEN_METHOD]
+    title = f"MPT: inference context vs full history (tokens: {'; '.join(methods)})"
     columns = [
         "method",
         "n",

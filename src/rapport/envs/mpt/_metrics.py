@@ -11,23 +11,19 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from rapport._stats import bootstrap_interval
 
+from ._dates import dateparser_value
 from ._types import MPTEvalOutcome
-
-TOKEN_METHOD = "approx: ceil(characters / 4)"
-"""How context tokens are counted (no tokenizer is loaded by the benchmark)."""
 
 Allows = Callable[[str, Any], bool]
 
-
-def count_tokens(text: str) -> int:
-    """Approximate tokens of a text (see `TOKEN_METHOD`)."""
-    return math.ceil(len(text) / 4)
+DateRule = Literal["exp7", "month_names", "dateparser"]
+"""How date and time slot values are normalised (see `normalize`)."""
 
 
 _ISO_DATE = re.compile(r"^(?:\d{4}-)?(\d{1,2})-(\d{1,2})$")
@@ -82,17 +78,25 @@ def _time(value: str) -> str | None:
     return f"{hour:02d}:{minute:02d}" if 0 <= hour < 24 and 0 <= minute < 60 else None
 
 
-def normalize(slot: str, value: Any, *, month_names: bool = False) -> str:
+def normalize(slot: str, value: Any, *, dates: DateRule = "exp7") -> str:
     """A value as PRefine's scorer compares it: its JSON text (a string without the quotes
     JSON puts around it, and nothing else removed), ``True``/``False`` for ``true``/``false``
     in any case; a time in a ``*time*`` slot as ``HH:MM``; a date in a ``*date*``/``*day*``
-    slot as ``MM-DD`` (ISO and ``M/D``, as PRefine does). Case is kept, as PRefine keeps it.
+    slot as ``MM-DD``. Case is kept, as PRefine keeps it.
 
-    ``month_names`` reads dates written with a month name (``March 15th``) as ``MM-DD`` too,
-    which PRefine's scorer does not (it leaves them as written)."""
+    ``dates`` picks the date and time rule: ``exp7`` (the release's scorer: ISO and ``M/D``
+    dates, clock times), ``month_names`` (the same, and dates written with a month name,
+    ``March 15th``, read as ``MM-DD`` too, which exp7 leaves as written) or ``dateparser``
+    (the paper-era scorer: both read by the `dateparser` package, see `dateparser_value`).
+
+    Raises:
+        DateparserMissing: ``dates="dateparser"`` without the package.
+    """
     text = _text(value)
     if text.lower() in ("true", "false"):
         return text.capitalize()
+    if dates == "dateparser":
+        return dateparser_value(slot, text)
     name = slot.lower()
     if "time" in name and (clock := _time(text)):
         return clock
@@ -101,7 +105,7 @@ def normalize(slot: str, value: Any, *, month_names: bool = False) -> str:
         if match:
             day = _month_day(int(match[1]), int(match[2]))
         else:
-            day = _word_date(text) if month_names else None
+            day = _word_date(text) if dates == "month_names" else None
         if day:
             return day
     return text
@@ -117,7 +121,7 @@ def allowed_values(outcome: MPTEvalOutcome) -> dict[str, list[Any]]:
     """Every gold slot with its allowed values (one value when the instance has no choice)."""
     if outcome.allowed:
         return outcome.allowed
-    return {s: [v] for s, v in _present(outcome.gold.get("arguments", {})).items()}
+    return {s: [v] for s, v in _present(outcome.gold.arguments).items()}
 
 
 Counts = tuple[int, int, int]
@@ -127,18 +131,12 @@ def call_counts(
     gold: Mapping[tuple[str, str], Iterable[Any]],
     pred: Mapping[tuple[str, str], Any],
     *,
-    month_names: bool = False,
+    dates: DateRule = "exp7",
 ) -> tuple[int, int, int]:
     """(true positives, false positives, false negatives) over (function, slot) keys: a gold
     key is found when the predicted value is one of its allowed values (PRefine's rule)."""
-    allowed = {
-        k: {normalize(k[1], v, month_names=month_names) for v in vs} for k, vs in gold.items()
-    }
-    found = {
-        k
-        for k, v in pred.items()
-        if normalize(k[1], v, month_names=month_names) in allowed.get(k, set())
-    }
+    allowed = {k: {normalize(k[1], v, dates=dates) for v in vs} for k, vs in gold.items()}
+    found = {k for k, v in pred.items() if normalize(k[1], v, dates=dates) in allowed.get(k, set())}
     return len(found), len(pred) - len(found), len(allowed) - len(found)
 
 
@@ -147,13 +145,11 @@ def exact_match(
     gold: Mapping[str, Any],
     slots: Iterable[str],
     *,
-    month_names: bool = False,
+    dates: DateRule = "exp7",
 ) -> float:
     """1.0 when every listed slot has the gold value (normalized as `normalize`)."""
     ok = all(
-        s in pred
-        and normalize(s, pred[s], month_names=month_names)
-        == normalize(s, gold.get(s), month_names=month_names)
+        s in pred and normalize(s, pred[s], dates=dates) == normalize(s, gold.get(s), dates=dates)
         for s in slots
     )
     return 1.0 if ok else 0.0
@@ -165,7 +161,7 @@ def oa_counts(
     open_slots: Iterable[str],
     allows: Allows,
     *,
-    month_names: bool = False,
+    dates: DateRule = "exp7",
 ) -> tuple[int, int, int]:
     """(true positives, predicted, gold) for OA-F1: an open slot counts with any allowed value."""
     pred, gold = _present(pred), _present(gold)
@@ -175,8 +171,7 @@ def oa_counts(
         for s, v in pred.items()
         if s in gold
         and (
-            normalize(s, v, month_names=month_names)
-            == normalize(s, gold[s], month_names=month_names)
+            normalize(s, v, dates=dates) == normalize(s, gold[s], dates=dates)
             or (s in opened and allows(s, v))
         )
     )
@@ -188,7 +183,7 @@ def strict_counts(
     gold: Mapping[str, Any],
     open_slots: Iterable[str],
     *,
-    month_names: bool = False,
+    dates: DateRule = "exp7",
 ) -> tuple[int, int, int]:
     """(true positives, predicted, gold) over slots the query or preferences determine."""
     opened = set(open_slots)
@@ -197,9 +192,7 @@ def strict_counts(
     tp = sum(
         1
         for s, v in pred.items()
-        if s in gold
-        and normalize(s, v, month_names=month_names)
-        == normalize(s, gold[s], month_names=month_names)
+        if s in gold and normalize(s, v, dates=dates) == normalize(s, gold[s], dates=dates)
     )
     return tp, len(pred), len(gold)
 
@@ -210,10 +203,10 @@ def f1(tp: float, n_pred: float, n_gold: float) -> float:
     return 2.0 * tp / denominator if denominator else 0.0
 
 
-def _oa(outcome: MPTEvalOutcome, pred: dict[str, Any], allows: Allows, month_names: bool) -> Counts:
+def _oa(outcome: MPTEvalOutcome, pred: dict[str, Any], allows: Allows, dates: DateRule) -> Counts:
     """OA counts with allowed alternatives; a call to the wrong function matches nothing."""
     allowed = allowed_values(outcome)
-    if (outcome.predicted_name or outcome.gold["name"]) != outcome.gold["name"]:
+    if (outcome.predicted_name or outcome.gold.name) != outcome.gold.name:
         return 0, len(pred), len(allowed)
     opened = set(outcome.open_slots)
     tp = sum(
@@ -221,39 +214,36 @@ def _oa(outcome: MPTEvalOutcome, pred: dict[str, Any], allows: Allows, month_nam
         for s, v in pred.items()
         if s in allowed
         and (
-            normalize(s, v, month_names=month_names)
-            in {normalize(s, a, month_names=month_names) for a in allowed[s]}
+            normalize(s, v, dates=dates) in {normalize(s, a, dates=dates) for a in allowed[s]}
             or (s in opened and allows(s, v))
         )
     )
     return tp, len(pred), len(allowed)
 
 
-def _ea(outcome: MPTEvalOutcome, pred: dict[str, Any], month_names: bool) -> Counts:
+def _ea(outcome: MPTEvalOutcome, pred: dict[str, Any], dates: DateRule) -> Counts:
     """EA counts: a predicted slot is a true positive only when its value is the gold call's
     own (no allowed alternative, no open slot); a call to the wrong function matches nothing."""
-    gold = _present(outcome.gold["arguments"])
-    if (outcome.predicted_name or outcome.gold["name"]) != outcome.gold["name"]:
+    gold = _present(outcome.gold.arguments)
+    if (outcome.predicted_name or outcome.gold.name) != outcome.gold.name:
         return 0, len(pred), len(gold)
     tp = sum(
         1
         for s, v in pred.items()
-        if s in gold
-        and normalize(s, v, month_names=month_names)
-        == normalize(s, gold[s], month_names=month_names)
+        if s in gold and normalize(s, v, dates=dates) == normalize(s, gold[s], dates=dates)
     )
     return tp, len(pred), len(gold)
 
 
 def preference_counts(
-    outcome: MPTEvalOutcome, pred: dict[str, Any], *, month_names: bool = False
+    outcome: MPTEvalOutcome, pred: dict[str, Any], *, dates: DateRule = "exp7"
 ) -> tuple[int, int, int]:
     """(tp, fp, fn) over preference slots, keyed by (function, slot) as PRefine keys them.
 
     Gold keys are the instance's preference slots; predicted keys are the predicted slots
     that are preference slots of the predicted function (``pref_map``, else the instance's).
     """
-    gold_name = outcome.gold["name"]
+    gold_name = outcome.gold.name
     name = outcome.predicted_name or gold_name
     allowed = allowed_values(outcome)
     pref_names = set(outcome.pref_map.get(name, []))
@@ -261,7 +251,7 @@ def preference_counts(
         pref_names |= set(outcome.pref_slots)
     gold = {(gold_name, s): allowed.get(s, []) for s in outcome.pref_slots}
     predicted = {(name, s): v for s, v in pred.items() if s in pref_names}
-    return call_counts(gold, predicted, month_names=month_names)
+    return call_counts(gold, predicted, dates=dates)
 
 
 def instance_scores(
@@ -269,10 +259,10 @@ def instance_scores(
     allows: Allows,
     *,
     context_tokens: int = 0,
-    month_names: bool = False,
+    dates: DateRule = "exp7",
 ) -> dict[str, float]:
     """Every per-instance score from an eval session's outcome and the tokens of what memory
-    put in the agent's prompt (``month_names``: see `normalize`).
+    put in the agent's prompt (``dates``: the date rule, see `normalize`).
 
     P-EM needs no false positive and no false negative over (function, slot) preference keys,
     as PRefine counts it: every gold preference slot with an allowed value and no extra
@@ -281,17 +271,17 @@ def instance_scores(
     the schema allows on an open slot); a wrong function matches nothing.
     """
     pred = _present(outcome.predicted or {})
-    gold_name = outcome.gold["name"]
+    gold_name = outcome.gold.name
     # No call (the output stayed invalid) names no function: nothing about it is right.
     right = outcome.predicted is not None and (outcome.predicted_name or gold_name) == gold_name
-    oa = _oa(outcome, pred, allows, month_names)
-    ea = _ea(outcome, pred, month_names)
-    ptp, pfp, pfn = preference_counts(outcome, pred, month_names=month_names)
-    st = strict_counts(pred, outcome.gold["arguments"], outcome.open_slots, month_names=month_names)
+    oa = _oa(outcome, pred, allows, dates)
+    ea = _ea(outcome, pred, dates)
+    ptp, pfp, pfn = preference_counts(outcome, pred, dates=dates)
+    st = strict_counts(pred, outcome.gold.arguments, outcome.open_slots, dates=dates)
     if not right:
         st = (0, st[1], st[2])
     focal = (
-        exact_match(pred, outcome.gold["arguments"], outcome.focal_slots, month_names=month_names)
+        exact_match(pred, outcome.gold.arguments, outcome.focal_slots, dates=dates)
         if right
         else 0.0
     )
@@ -315,7 +305,8 @@ def instance_scores(
         "pref_tp": float(ptp),
         "pref_pred": float(ptp + pfp),
         "pref_gold": float(ptp + pfn),
-        "month_names": 1.0 if month_names else 0.0,
+        "month_names": 1.0 if dates == "month_names" else 0.0,
+        "dateparser": 1.0 if dates == "dateparser" else 0.0,
     }
     context = float(context_tokens)
     full = float(outcome.full_history_tokens)

@@ -7,15 +7,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rapport.llm import GenerateConfig, Message, ModelError, ModelRoles, ToolCall
-from rapport.log import ErrorEvent, SessionRecord, ToolCallEvent, Turn
+from rapport.log import ErrorEvent, Event, SessionRecord, Speaker, ToolCallEvent, Turn
 
 from ._schema import load_data
-from ._types import MPTHistoryOutcome
+from ._types import MPTHistoryOutcome, MPTHistorySession
 
 
 def history_record(
     user_id: str,
-    session: dict[str, Any],
+    session: MPTHistorySession,
     *,
     condition: str = "",
     spec_id: str = "",
@@ -25,45 +25,45 @@ def history_record(
 
     The calls are placed before the closing two utterances (the agent books, then says so).
     """
-    utterances = session["dialogue"]
+    utterances = session.dialogue
     cut = len(utterances) - 2 if len(utterances) >= 4 else len(utterances)
-    calls = session.get("calls") or [session["call"]]
+    calls = session.calls or [session.call]
     turns: list[Turn] = []
-    events: list[Any] = []
+    events: list[Event] = []
     for u in utterances[:cut]:
-        turns.append(Turn(index=len(turns), speaker=_speaker(u["role"]), text=u["text"]))
+        turns.append(Turn(index=len(turns), speaker=_speaker(u.role), text=u.text))
     for call in calls:
         turns.append(
             Turn(
                 index=len(turns),
                 speaker="agent",
-                tool_calls=[ToolCall(name=call["name"], arguments=call["arguments"])],
+                tool_calls=[ToolCall(name=call.name, arguments=call.arguments)],
             )
         )
         events.append(
             ToolCallEvent(
                 turn=len(turns) - 1,
-                name=call["name"],
-                arguments=call["arguments"],
-                result=session["result"],
+                name=call.name,
+                arguments=call.arguments,
+                result=session.result,
             )
         )
-        turns.append(Turn(index=len(turns), speaker="tool", text=session["result"]))
+        turns.append(Turn(index=len(turns), speaker="tool", text=session.result))
     for u in utterances[cut:]:
-        turns.append(Turn(index=len(turns), speaker=_speaker(u["role"]), text=u["text"]))
+        turns.append(Turn(index=len(turns), speaker=_speaker(u.role), text=u.text))
     return SessionRecord(
         condition=condition,
         user_id=user_id,
-        index=session["index"] if index is None else index,
-        spec_id=spec_id or f"{user_id}-h{session['index']}",
+        index=session.index if index is None else index,
+        spec_id=spec_id or f"{user_id}-h{session.index}",
         split="train",
         turns=turns,
         events=events,
-        outcome=MPTHistoryOutcome(domain=session["domain"]),
+        outcome=MPTHistoryOutcome(domain=session.domain),
     )
 
 
-def _speaker(role: str) -> Any:
+def _speaker(role: str) -> Speaker:
     return "user" if role == "user" else "agent"
 
 

@@ -105,12 +105,21 @@ def _challenge_labels(
 
 
 def _date_rule(evals: Sequence[tuple[SessionRecord, MPTEvalOutcome]]) -> str:
-    """Which date rule scored the instances (the ``month_dates`` option)."""
-    read = {r.scores.get("month_names", 0.0) == 1.0 for r, _ in evals}
-    if read == {True}:
+    """Which date rule scored the instances (the ``dates`` and ``month_dates`` options)."""
+    rules = {
+        "dateparser"
+        if r.scores.get("dateparser", 0.0) == 1.0
+        else "month_names"
+        if r.scores.get("month_names", 0.0) == 1.0
+        else "exp7"
+        for r, _ in evals
+    }
+    if len(rules) > 1:
+        return "dates: mixed rules (the date options changed during the run)"
+    if rules == {"dateparser"}:
+        return "dates: dateparser, as the paper-era scorer"
+    if rules == {"month_names"}:
         return "dates: month names read too (month_dates)"
-    if read == {True, False}:
-        return "dates: mixed rules (month_dates changed during the run)"
     return "dates: as PRefine's scorer"
 
 
