@@ -2,7 +2,8 @@
 
 A rule such as ``(a + c * b) / d ** 2`` is read from a task file the user supplies, so it is
 evaluated only in a small language: numbers, the names it is given, ``+ - * / **`` with a
-small whole exponent, and unary signs; values are fractions, so ``/`` is exact.
+whole exponent, and unary signs; values are fractions, so ``/`` is exact. A power whose
+result would pass `MAX_BITS` bits is refused (the agent picks the inputs: ``9 ** 9 ** 9``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Mapping
 from fractions import Fraction
 
 MAX_CHARS = 500
-MAX_EXPONENT = 8
+MAX_BITS = 4_096
+"""Largest numerator or denominator a power may make, in bits."""
 
 _OPS = {
     ast.Add: lambda x, y: x + y,
@@ -57,9 +59,15 @@ def _value(node: ast.expr, names: Mapping[str, Fraction]) -> Fraction:
         return -value if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
         exponent = _value(node.right, names)
-        if exponent.denominator != 1 or abs(exponent) > MAX_EXPONENT:
-            raise RuleError("only small whole exponents")
-        return _value(node.left, names) ** int(exponent)
+        if exponent.denominator != 1:
+            raise RuleError("only whole exponents")
+        base = _value(node.left, names)
+        if base in (0, 1, -1):  # any power of these is small: 1 ** 10 ** 27 is 1
+            return Fraction(base ** (int(exponent) % 2 + 2 if base == -1 else int(exponent)))
+        bits = max(base.numerator.bit_length(), base.denominator.bit_length())
+        if bits * abs(exponent) > MAX_BITS:
+            raise RuleError("the power is too large")
+        return Fraction(base ** int(exponent))
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
         return Fraction(_OPS[type(node.op)](_value(node.left, names), _value(node.right, names)))
     raise RuleError(f"unsupported in a rule: {ast.dump(node)[:60]}")
