@@ -121,6 +121,7 @@ def test_function_queries_the_rule_and_a_right_answer_scores_one() -> None:
     assert wrong.reward == 0.0 and not wrong.done, "a wrong answer lets the episode go on"
     right = gym.step("[answer] 9")
     assert right.reward == 1.0 and right.done and gym.trajectory_reward == 1.0
+    assert gym.secrets() == ["a * b + c - d", "f(2, 3, 4, 1)"]
 
 
 async def test_telepathy_user_model_answers_and_a_right_guess_scores_one() -> None:

@@ -118,7 +118,8 @@ class UserRLFunctionGym(UserRLGym):
         return "The hidden function is ready. Query it, then answer for the test input."
 
     def secrets(self) -> list[str]:
-        return [self.task["rule"], _number(self.task["expected"])]
+        """The rule and the test input (a bare value, like 9, would match most lessons)."""
+        return [self.task["rule"], f"f({_inputs(self.task['test_case'])})"]
 
     def _act(self, text: str) -> Step:
         numbers = _numbers(text)
