@@ -138,7 +138,9 @@ async def test_telepathy_user_model_answers_and_a_right_guess_scores_one() -> No
     right = await gym.astep("[answer] the fiddle", user)
     assert right.done and right.reward == 1.0 and gym.trajectory_reward == 1.0
     gym.reset(1)
-    by_code = await gym.astep("[answer] violin", user)
+    question = await gym.astep("[answer] Is it made of wood?", user)
+    assert not question.done, "a question is not a guess (decided by code)"
+    by_code = await gym.astep("[answer] I think it is the violin.", user)
     assert by_code.done and gym.trajectory_reward == 1.0 and len(api.requests) == 3
 
 
@@ -169,6 +171,9 @@ async def test_turtle_grades_each_criterion_and_rewards_the_gain() -> None:
     assert (await gym.astep("[action] Was it the water?", user)).observation == "yes"
     first = await gym.astep("[answer] The river rang it somehow.", user)
     assert first.reward == pytest.approx(0.8) and not first.done  # 0.4 is graded a half
+    assert first.observation.startswith(
+        "Of the 2 points that count, your story gets 1 right and 1 in part."
+    )
     second = await gym.astep("[answer] The flood lifted a float tied to the rope.", user)
     assert second.reward == pytest.approx(0.2) and second.done
     assert "1. water rang it" in api.requests[1].messages[0].content

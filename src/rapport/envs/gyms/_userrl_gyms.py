@@ -6,7 +6,8 @@ of its turn rewards, at most 1):
 
 - function: no model (f is computed from the task's rule); 1 for the right value at the
   test input.
-- telepathy: answers yes / no / maybe and judges a guess code cannot; 1 for the right guess.
+- telepathy: answers yes / no / maybe; the ``judge`` (else the ``user``) decides a guess
+  code cannot; 1 for the right guess.
 - turtle: answers yes / no / maybe; the ``judge`` (else the ``user``) grades each of the
   task's criteria 0 / 0.5 / 1; an answer earns its weighted grade's gain over the best.
 - intention: answers and says which hidden details a question asked about; 1.0 / 0.7 / 0.4
@@ -149,9 +150,10 @@ class UserRLFunctionGym(UserRLGym):
 
 class UserRLTelepathyGym(UserRLGym):
     """UserRL's TelepathyGym: the user model answers yes / no / maybe about the entity the
-    task names; a guess is right when it is the entity's title (by code) or the user model
-    says so. A right guess scores 1 (``guess_score: discounted``: less 0.5 x questions /
-    horizon); a wrong one lets the episode go on."""
+    task names; a guess is right when it names the entity's title (by code), wrong when it
+    is a question that does not, and else as the ``judge`` (else the ``user``) model says.
+    A right guess scores 1 (``guess_score: discounted``: less 0.5 x questions / horizon); a
+    wrong one lets the episode go on."""
 
     name: ClassVar[str] = "telepathy"
     instructions: ClassVar[str] = (
@@ -181,7 +183,7 @@ class UserRLTelepathyGym(UserRLGym):
         return Step("maybe")  # only the user model knows (see `astep`)
 
     def _answer(self, text: str) -> Step:
-        return self._verdict(normalize(text) == normalize(self.task["title"]))
+        return self._verdict(bool(self.by_code(text)))
 
     def _verdict(self, right: bool) -> Step:
         if not right:
@@ -193,16 +195,25 @@ class UserRLTelepathyGym(UserRLGym):
         self.score = score
         return Step("Yes, that is it!", score, True, {"correct": True})
 
+    def by_code(self, guess: str) -> bool | None:
+        """A guess code can decide: right when it names the title (whole words), wrong
+        when it is a question that does not; None otherwise (the judge decides)."""
+        said, title = f" {normalize(guess)} ", f" {normalize(self.task['title'])} "
+        if title in said:
+            return True
+        return False if guess.rstrip().endswith("?") else None
+
     async def astep(self, message: str, model: Model | None = None) -> Step:
         action = self.parse(message)
         if model is None or self.done or action.kind not in {"action", "answer"}:
             return self.step(message)
         if action.kind == "answer":
-            if normalize(action.text) == normalize(self.task["title"]):
-                return self.step(message)
-            prompt = render("userrl_telepathy_guess", target=self.task["target"])
-            verdict = await self._ask(model, Verdict, _chat(prompt, action.text))
-            return self._finish_step(self._verdict(verdict.correct))
+            decided = self.by_code(action.text)
+            if decided is None:
+                prompt = render("userrl_telepathy_guess", target=self.task["target"])
+                verdict = await self._ask(self.judge or model, Verdict, _chat(prompt, action.text))
+                decided = verdict.correct
+            return self._finish_step(self._verdict(decided))
         self.questions += 1
         prompt = render("userrl_telepathy_user", target=self.task["target"])
         reply = await self._ask(model, YesNo, _chat(prompt, action.text))
@@ -239,8 +250,10 @@ class UserRLTurtleGym(UserRLGym):
     def _scored(self, grades: list[float]) -> Step:
         criteria = self.task["criteria"]
         score = min(1.0, sum(c["weight"] * g for c, g in zip(criteria, grades, strict=True)))
-        met = sum(g == 1.0 for g in grades)
-        reply = f"Your story fully matches {met} of the {len(criteria)} points that count."
+        full, part = sum(g == 1.0 for g in grades), sum(g == 0.5 for g in grades)
+        reply = f"Of the {len(criteria)} points that count, your story gets {full} right" + (
+            f" and {part} in part." if part else "."
+        )
         step = self._graded(score, reply, {"grades": grades})
         if not step.done:
             step.observation += " Ask more, then explain again."
