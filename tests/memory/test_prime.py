@@ -14,6 +14,8 @@ from rapport.llm import Message, ModelRoles, OutputValidationError, Request, Scr
 from rapport.log import MemoryState, RecallEvent, SessionRecord
 from rapport.memory import HashingEmbedder, UserRef
 from rapport.memory.prime import (
+    PAPER_SIMILARITY,
+    SIMILARITY,
     Conditions,
     Experience,
     ExperienceLibrary,
@@ -473,3 +475,14 @@ async def test_a_turns_recall_goes_into_the_system_prompt_unless_asked_otherwise
     after = [m for m in await agent_prompts(recall_in="turn") if m[-1].role == "system"]
     assert after and after[0][-1].content.startswith("Notes relevant right now:")
     assert all("Notes relevant" not in m[0].content for m in after)
+
+
+def test_the_threshold_is_measured_per_embedder_or_the_papers_by_name() -> None:
+    models = roles()
+    measured = PrimeMemory(models, encoder=HashingEmbedder())
+    assert measured.min_similarity == SIMILARITY[HashingEmbedder().name]
+    named = PrimeMemory(models, encoder=HashingEmbedder(), min_similarity="measured")
+    assert named.min_similarity == measured.min_similarity
+    paper = PrimeMemory(models, encoder=HashingEmbedder(), min_similarity="paper")
+    assert paper.min_similarity == PAPER_SIMILARITY == 0.6
+    assert PrimeMemory(models, encoder=HashingEmbedder(), min_similarity=0.8).min_similarity == 0.8

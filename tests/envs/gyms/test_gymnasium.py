@@ -18,7 +18,7 @@ def test_reset_and_step_follow_the_gymnasium_contract() -> None:
     assert obs.splitlines()[0] in {"yes", "no"} and "2 turns left" in obs
     assert reward == 0.0 and not (terminated or truncated)
     obs, reward, terminated, truncated, info = env.step(f"[answer] {target}")
-    assert terminated and not truncated and reward == pytest.approx(1 - 0.5 / 3)
+    assert terminated and not truncated and reward == 1.0
 
 
 def test_running_out_of_turns_is_truncation() -> None:

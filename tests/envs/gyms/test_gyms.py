@@ -138,14 +138,25 @@ def test_function_rule_is_checked_on_probe_inputs_not_just_the_value() -> None:
     assert gym.trajectory_reward == 0.5
 
 
-def test_telepathy_answers_from_attributes_and_discounts_questions() -> None:
+def test_telepathy_answers_from_attributes_and_a_right_guess_scores_one() -> None:
     gym = TelepathyGym()
     gym.reset(0)
     attrs = gym.hidden()["attributes"]
     assert gym.step(f"[action] Is it {attrs[0]}?").observation == "yes"
     assert gym.step("[action] Does it have feelings about jazz?").observation == "unsure"
+    step = gym.step(f"[answer] {gym.hidden()['entity']}")
+    assert step.done and step.reward == 1.0 and gym.trajectory_reward == 1.0
+
+
+def test_telepathy_discounted_guess_score_counts_questions() -> None:
+    gym = TelepathyGym(guess_score="discounted")
+    gym.reset(0)
+    gym.step("[action] Does it have feelings about jazz?")
+    gym.step("[action] Does it like opera?")
     gym.step(f"[answer] {gym.hidden()['entity']}")
     assert gym.trajectory_reward == pytest.approx(1 - 0.5 * 2 / 16)
+    assert "Fewer questions score higher" in gym.prompt()
+    assert "Fewer questions" not in TelepathyGym().prompt()
 
 
 def test_intention_penalizes_redundant_questions() -> None:

@@ -88,7 +88,7 @@ def test_telepathy_answers_named_things_by_code_and_reads_sentence_guesses() -> 
     assert gym.step(f"[action] Is it a {other}?").observation.startswith("no")
     assert gym.step("Is it a living thing?").observation.splitlines()[0] in {"yes", "no"}
     final = gym.step(f"[answer] I think it is a {target}.")
-    assert final.done and gym.trajectory_reward == pytest.approx(1 - 0.5 * 2 / 16)
+    assert final.done and gym.trajectory_reward == 1.0
 
 
 def test_the_last_turns_remind_the_agent_to_answer() -> None:
@@ -135,7 +135,7 @@ async def test_a_scripted_small_model_that_answers_on_the_reminder_scores() -> N
     models = ModelRoles({"all": ScriptedAPI(responder=small_model)})
     record = await _play_without_memory(bench, spec, user, models)
     assert "Unrecognized" not in " ".join(t.text for t in record.turns)
-    assert bench.score(record)["reward"] == pytest.approx(1 - 0.5 * 2 / 3)
+    assert bench.score(record)["reward"] == 1.0
 
 
 def test_unknown_gym_options_are_refused() -> None:

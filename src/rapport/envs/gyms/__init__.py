@@ -18,6 +18,7 @@ from ._report import (
     paired_table,
     report_tables,
     reward_table,
+    tasks_table,
 )
 from ._search import SearchGym
 from ._tau import TauGym
@@ -25,20 +26,26 @@ from ._telepathy import TelepathyGym
 from ._travel import TravelGym
 from ._turtle import TurtleGym
 from ._types import GymOutcome, GymTask
+from ._userrl import USERRL_GYMS, GymDataError, LoadedGym, load_userrl, userrl_summary
+from ._userrl_gyms import USERRL_PLAYERS, UserRLGym, make_userrl_gym
 
 __all__ = [
     "GYMS",
     "HORIZON",
     "SINGLE_LINE",
+    "USERRL_GYMS",
+    "USERRL_PLAYERS",
     "Action",
     "ActionKind",
     "FunctionGym",
     "Gym",
     "GymBenchmark",
+    "GymDataError",
     "GymOptions",
     "GymOutcome",
     "GymTask",
     "IntentionGym",
+    "LoadedGym",
     "PersuadeGym",
     "SearchGym",
     "Step",
@@ -47,13 +54,18 @@ __all__ = [
     "TravelGym",
     "TurtleGym",
     "UnknownGymError",
+    "UserRLGym",
     "behaviour_table",
     "condense_policy",
     "cost_table",
     "gymnasium_env",
+    "load_userrl",
     "make_gym",
+    "make_userrl_gym",
     "paired_table",
     "parse_action",
     "report_tables",
     "reward_table",
+    "tasks_table",
+    "userrl_summary",
 ]

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles, derive_seed
 from rapport.log import (
@@ -24,7 +25,10 @@ from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, Sessio
 from ._core import EASY_HORIZON, HORIZON, AnswerRule, Gym
 from ._registry import ANSWERED, EASY, GYMS, make_gym
 from ._report import report_tables
+from ._telepathy import GuessScore
 from ._types import GymOutcome, GymTask
+from ._userrl import GymDataError, LoadedGym, load_userrl
+from ._userrl_gyms import make_userrl_gym
 
 
 class GymOptions(BaseModel):
@@ -66,8 +70,16 @@ class GymOptions(BaseModel):
     episode does not end it, and each answer is rewarded with its gain over the best so far;
     ``once``: the first answer ends the episode (TelepathyGym always goes on after a wrong
     guess)."""
+    telepathy_score: GuessScore = "userrl"
+    """TelepathyGym: what a right guess scores: ``userrl`` 1.0 (UserRL's rule);
+    ``discounted`` ``1 - 0.5 * questions / horizon``."""
     policy_chars: int = Field(default=1500, ge=0)
     """TauGym: characters of the condensed domain policy shown to the agent (0: none)."""
+    gym_data: str | None = None
+    """A UserRL checkout: play its published tasks (train episodes from its train split,
+    eval episodes from its test split) under its scoring rules, the ``user`` model playing
+    the user, instead of rapport's own content (function, telepathy, turtle, intention,
+    persuade; see docs/gyms.md)."""
 
     @property
     def turns(self) -> int:
@@ -79,6 +91,12 @@ class GymOptions(BaseModel):
     def round_of(self, k: int) -> int:
         """The round train episode ``k`` (from 0) of a stream is played in."""
         return k * min(self.rounds, self.train_episodes) // self.train_episodes
+
+    @model_validator(mode="after")
+    def _gym_data_plays_userrl_tasks(self) -> GymOptions:
+        if self.gym_data is not None and self.difficulty != "normal":
+            raise ValueError("difficulty easy draws rapport's own episodes: not with gym_data")
+        return self
 
     @field_validator("env", mode="before")
     @classmethod
@@ -111,6 +129,11 @@ class GymBenchmark(Benchmark):
         self.seed = seed
         self.streams = 0
         """How many streams `users` made (each round's train episodes over all of them)."""
+        self.userrl: dict[str, LoadedGym] = {}
+        """UserRL's tasks per gym (``gym_data``, read here: a checkout that cannot be read
+        raises `GymDataError`, a ``ValueError``, before a run writes anything), else empty."""
+        if self.options.gym_data is not None:
+            self.userrl = load_userrl(self.options.gym_data, self.options.env)
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> GymBenchmark:
@@ -145,6 +168,9 @@ class GymBenchmark(Benchmark):
         specs = []
         for index, (split, k, phase) in enumerate(plan):
             episode = derive_seed(seed, f"{user.id}:{split}:{k}")
+            task = GymTask(env=env, split=split, episode_seed=episode)
+            if env in self.userrl:
+                task = self._userrl_task(task, user.attributes["stream"], k, seed)
             specs.append(
                 SessionSpec(
                     id=f"{env}:{split}:{episode}",
@@ -153,19 +179,32 @@ class GymBenchmark(Benchmark):
                     split=split,
                     learn=split == "train",
                     phase=phase,
-                    task=GymTask(env=env, split=split, episode_seed=episode),
+                    task=task,
                 )
             )
         return specs
+
+    def _userrl_task(self, task: GymTask, stream: int, k: int, seed: int) -> GymTask:
+        """The UserRL task of a stream's ``k``-th episode of a split: the split's tasks in
+        a seeded order, streams taking consecutive runs of it (every stream and episode
+        another task until the split's are used up)."""
+        pool = self.userrl[task.env].pool(task.split)
+        if not pool:
+            raise GymDataError(f"--gym-data: UserRL's {task.env} gym has no {task.split} tasks")
+        per_stream = (
+            self.options.train_episodes if task.split == "train" else self.options.eval_episodes
+        )
+        order = list(range(len(pool)))
+        random.Random(f"{seed}:{task.env}:{task.split}").shuffle(order)
+        picked = pool[order[(stream * per_stream + k) % len(pool)]]
+        return task.model_copy(update={"task_id": picked["id"], "pool": len(pool)})
 
     def episode(
         self, spec: SessionSpec, user: UserSpec, models: ModelRoles, condition: Condition
     ) -> GymEpisode:
         """One episode of the session's gym (train episodes explore, eval decodes greedily)."""
         task = spec.task_as(GymTask)
-        gym = make_gym(
-            task.env, horizon=self.options.turns, split=task.split, **self._gym_options(task.env)
-        )
+        gym = self._gym(task)
         gym.judge = models.get("judge")
         info = SessionInfo(
             index=spec.index,
@@ -176,6 +215,23 @@ class GymBenchmark(Benchmark):
             **self._round(spec),
         )
         return GymEpisode(gym, task, info, models, self.options)
+
+    def _gym(self, task: GymTask) -> Gym:
+        """The episode's gym: the UserRL task it names, or rapport's own."""
+        if task.task_id is None:
+            options = self._gym_options(task.env)
+            return make_gym(task.env, horizon=self.options.turns, split=task.split, **options)
+        loaded = self.userrl.get(task.env)
+        if loaded is None:
+            raise GymDataError(f"the episode plays UserRL task {task.task_id!r}: give gym_data")
+        return make_userrl_gym(
+            task.env,
+            loaded.task(task.split, task.task_id),
+            horizon=self.options.turns,
+            split=task.split,
+            answers=self.options.answers,
+            guess_score=self.options.telepathy_score,
+        )
 
     def _round(self, spec: SessionSpec) -> dict[str, int]:
         """Where a session falls in the rounds: ``round`` (its phase; eval episodes come in
@@ -198,6 +254,8 @@ class GymBenchmark(Benchmark):
             options["difficulty"] = self.options.difficulty
         if env in ANSWERED:
             options["answers"] = self.options.answers
+        if env == "telepathy":
+            options["guess_score"] = self.options.telepathy_score
         if env == "tau":
             options["policy_chars"] = self.options.policy_chars
         return options
@@ -284,6 +342,8 @@ class GymEpisode(Episode):
             moves=list(gym.examples.values()),
             talks=gym.talks,
             resampled=self.resampled,
+            task_id=self.task.task_id,
+            pool=self.task.pool,
         )
 
 

@@ -146,12 +146,42 @@ def behaviour_table(records: Iterable[SessionRecord]) -> Table:
     )
 
 
+def tasks_table(records: Iterable[SessionRecord]) -> Table:
+    """Where each env's episodes came from: UserRL's tasks (``--gym-data``: how many its
+    split holds, how many were played) or rapport's own content."""
+    seen: dict[tuple[str, str], tuple[set[str], int | None, int]] = {}
+    for r in records:
+        outcome = r.outcome
+        if not isinstance(outcome, GymOutcome):
+            continue
+        played, pool, episodes = seen.get((outcome.env, r.split), (set(), None, 0))
+        if outcome.task_id is not None:
+            played.add(outcome.task_id)
+            pool = outcome.pool
+        seen[(outcome.env, r.split)] = (played, pool, episodes + 1)
+    rows: list[list[Cell]] = []
+    for (env, split), (played, pool, episodes) in sorted(seen.items()):
+        source = "UserRL checkout" if played else "rapport's own"
+        userrl_split = "train" if split == "train" else "test"
+        loaded = f"{pool} ({userrl_split})" if pool is not None else "-"
+        rows.append([env, split, source, loaded, len(played) if played else "-", episodes])
+    return Table(
+        title="Gym tasks: where the episodes came from",
+        columns=["env", "split", "tasks from", "tasks loaded", "tasks played", "episodes"],
+        rows=rows,
+    )
+
+
 def report_tables(records: Sequence[SessionRecord]) -> list[Table]:
     """The gym benchmark's tables: reward by env x method with CIs, the paired difference
-    to ``none``, how eval episodes went, and the library-building cost."""
-    return [
+    to ``none``, how eval episodes went, the library-building cost, and, when episodes
+    played UserRL's tasks, where they came from."""
+    tables = [
         reward_table(records),
         paired_table(records),
         behaviour_table(records),
         cost_table(records),
     ]
+    if any(isinstance(r.outcome, GymOutcome) and r.outcome.task_id for r in records):
+        tables.append(tasks_table(records))
+    return tables

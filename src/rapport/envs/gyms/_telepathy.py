@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from rapport.llm import GenerateConfig, Message, Model
 
 from ._content import load_data, render, split_pool
 from ._core import Action, Gym, Step, normalize, words
+
+GuessScore = Literal["userrl", "discounted"]
+"""What a right guess scores: ``userrl`` 1.0 (UserRL's TelepathyGym); ``discounted``
+``1 - 0.5 * questions / horizon`` (fewer questions score higher)."""
 
 EASY_CHOICES = 4
 """How many names an easy episode lists (the target among them)."""
@@ -48,14 +52,15 @@ class TelepathyGym(Gym):
 
     Questions that mention catalogue attributes are answered by code (all mentioned
     attributes must hold for "yes"); others go to the ``user`` model when one is given,
-    else "unsure". A right guess scores ``1 - 0.5 * questions / horizon``.
+    else "unsure". A right guess scores 1.0, as in UserRL's TelepathyGym (``guess_score:
+    userrl``); ``guess_score: discounted`` scores it ``1 - 0.5 * questions / horizon``.
     """
 
     name: ClassVar[str] = "telepathy"
     instructions: ClassVar[str] = (
         "The user is thinking of a thing (an animal, food, object, vehicle, place, plant ...). "
         "Ask yes/no questions with `[action] <question>`; the user answers yes, no or unsure. "
-        "Guess with `[answer] <name>`. Fewer questions score higher."
+        "Guess with `[answer] <name>`."
     )
     examples: ClassVar[dict[str, str]] = {
         "action": "[action] Is it an animal?",
@@ -63,6 +68,16 @@ class TelepathyGym(Gym):
     }
 
     difficulties: ClassVar[tuple[str, ...]] = ("normal", "easy")
+
+    def __init__(self, *args: Any, guess_score: GuessScore = "userrl", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.guess_score = guess_score
+
+    def prompt(self) -> str:
+        """The gym's prompt; under ``guess_score: discounted`` it says that fewer questions
+        score higher."""
+        extra = "\nFewer questions score higher." if self.guess_score == "discounted" else ""
+        return super().prompt() + extra
 
     def _start(self) -> str:
         entities, self.keywords = catalogue()
@@ -147,7 +162,9 @@ class TelepathyGym(Gym):
     def _answer(self, text: str) -> Step:
         """Right when the guess is the name, or names the target and no other entity."""
         if normalize(text) == normalize(self.target.name) or self.named(text) == [self.target.name]:
-            self.score = max(0.0, 1.0 - 0.5 * self.questions / self.horizon)
+            self.score = 1.0
+            if self.guess_score == "discounted":
+                self.score = max(0.0, 1.0 - 0.5 * self.questions / self.horizon)
             return Step("Yes, that is it!", self.score, True, {"correct": True})
         self.questions += 1
         return Step("No, that is not it.", 0.0, False, {"correct": False})

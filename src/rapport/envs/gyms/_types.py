@@ -17,6 +17,10 @@ class GymTask(BaseTask):
     env: str
     split: Literal["train", "eval"] = "train"
     episode_seed: int
+    task_id: str | None = None
+    """The UserRL task the episode plays (``--gym-data``); None: rapport's own content."""
+    pool: int | None = None
+    """How many UserRL tasks the split it came from holds (train, or test for eval)."""
 
 
 class GymOutcome(BaseOutcome):
@@ -41,6 +45,10 @@ class GymOutcome(BaseOutcome):
     """Whether someone answers questions in words in this gym."""
     resampled: int = 0
     """Agent replies asked again because they repeated an earlier move."""
+    task_id: str | None = None
+    """The UserRL task played (``--gym-data``); None: rapport's own content."""
+    pool: int | None = None
+    """How many UserRL tasks its split holds."""
 
     def topic(self) -> str:
         return self.env

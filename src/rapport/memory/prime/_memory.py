@@ -7,7 +7,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -70,9 +70,10 @@ class PrimeOptions(MemoryOptions):
     select_k: int = Field(default=3, ge=1)
     """Experiences the selection model may pick per turn."""
     max_candidates: int = Field(default=20, ge=1)
-    min_similarity: float | None = None
-    """The similarity a stored situation needs to be offered (None: the one measured for
-    the embedder in use, `SIMILARITY`)."""
+    min_similarity: float | Literal["measured", "paper"] | None = None
+    """The similarity a stored situation needs to be offered: a number; ``measured`` (or
+    None) the one measured for the embedder in use (`SIMILARITY`); ``paper`` the paper's
+    0.6 (`PAPER_SIMILARITY`), set for another embedder's scale."""
     select_with_model: bool = True
     """False: take the top ``select_k`` candidates by similarity (no model call)."""
     iterations: int | None = Field(default=None, ge=0)
@@ -166,8 +167,11 @@ class PrimeMemory(BaseMemory):
     @property
     def min_similarity(self) -> float:
         """The threshold retrieval applies (the option, else the one for the embedder)."""
-        if self.settings.min_similarity is not None:
-            return self.settings.min_similarity
+        chosen = self.settings.min_similarity
+        if chosen == "paper":
+            return PAPER_SIMILARITY
+        if isinstance(chosen, float | int):
+            return float(chosen)
         return SIMILARITY.get(self.embedder.name, PAPER_SIMILARITY)
 
     def retrieval(self) -> str:
