@@ -71,7 +71,7 @@ def closing_tables(records: Sequence[SessionRecord]) -> list[Table]:
     if not events:
         return []
     groups = _by_order(events)
-    conditions = list(dict.fromkeys(c for e in events.values() for c in e.order))
+    conditions = list(dict.fromkeys(c for _, e in sorted(events.items()) for c in e.order))
     learned: list[list[Cell]] = []
     preferred: list[list[Cell]] = []
     for order, group in groups:
