@@ -78,6 +78,17 @@ async def test_plain_generation_counts_real_tokens(small: ModelAPI) -> None:
     assert 0 < out.usage.completion_tokens <= 8
 
 
+async def test_a_reply_streams_token_by_token_into_the_same_text(small: ModelAPI) -> None:
+    pieces: list[str] = []
+    out = await Model(small).generate(
+        _ask("Count from one to five in words, separated by spaces."),
+        config=GenerateConfig(max_tokens=12),
+        on_text=pieces.append,
+    )
+    assert len(pieces) > 1
+    assert out.text.startswith("".join(pieces).strip())
+
+
 async def test_schema_output_is_decoded_under_the_grammar(small: ModelAPI) -> None:
     out = await Model(small).generate(
         _ask("Give the capital of France as JSON with keys country and capital."),

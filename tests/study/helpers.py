@@ -33,11 +33,16 @@ def agent_reply(request: Request) -> str:
     return f"Here is a thought on: {last[:60]}"
 
 
-def scripted_roles(agent: object = agent_reply) -> ModelRoles:
-    """Agent and memory roles answering as above."""
+def scripted_roles(agent: object = agent_reply, stream_delay: float = 0.0) -> ModelRoles:
+    """Agent and memory roles answering as above (the agent's replies streamed a word at a
+    time, `stream_delay` seconds apart)."""
     return ModelRoles(
         {
-            "agent": ScriptedAPI(responder=agent, name="scripted/agent"),  # type: ignore[arg-type]
+            "agent": ScriptedAPI(
+                responder=agent,  # type: ignore[arg-type]
+                name="scripted/agent",
+                stream_delay=stream_delay,
+            ),
             "memory": ScriptedAPI(responder=memory_reply, name="scripted/memory"),
         }
     )

@@ -81,7 +81,7 @@ def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
         page.keyboard.press("Enter")
         page.locator("#card-title").wait_for()
         card = page.locator("section.card ul li")
-        assert card.count() == 3 and "Numbered steps" in card.all_inner_texts()[2]
+        assert card.count() == 4 and "camelCase names" in card.all_inner_texts()[3]
         page.screenshot(path=str(shots / "home.png"), full_page=True)
         page.set_viewport_size({"width": 1000, "height": 900})
         for session in (1, 2, 3):
@@ -114,6 +114,20 @@ def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
     assert {"consent.png", "home.png", "session.png", "survey.png", "researcher.png"} <= set(sizes)
 
 
+_WATCH_DRAFT = """
+window.__draftElements = 0;
+window.__draftSawMarkup = false;
+new MutationObserver(records => {
+  for (const r of records) {
+    const body = r.target.nodeType === 1 ? r.target.closest('li.draft .body') : null;
+    if (!body) { continue; }
+    window.__draftElements += [...r.addedNodes].filter(n => n.nodeType === 1).length;
+    if (body.textContent.includes('<script>')) { window.__draftSawMarkup = true; }
+  }
+}).observe(document.getElementById('chat'), {childList: true, subtree: true});
+"""
+
+
 def _hostile(request: Request) -> str:
     return "Try this:\n\n" + "\n\n".join(PAYLOADS)
 
@@ -122,8 +136,10 @@ def test_script_in_agent_output_never_runs(tmp_path: Path) -> None:
     made = create_study(DESIGN, 1, tmp_path / "study")
     token = made.tokens["p01"]
     dialogs: list[str] = []
+    # Streamed a word every 20 ms, so the page shows the reply while it is generated.
+    roles = scripted_roles(_hostile, stream_delay=0.02)
     with (
-        start_study_server(made.study_dir, models=scripted_roles(_hostile)) as url,
+        start_study_server(made.study_dir, models=roles) as url,
         browser_page() as page,
     ):
         page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
@@ -131,8 +147,17 @@ def test_script_in_agent_output_never_runs(tmp_path: Path) -> None:
         page.check("#agree")
         page.click("text=Start the study")
         page.click("ol.sessions li.ready a")
+        page.evaluate(_WATCH_DRAFT)
         page.fill("#text", "hello")
         page.click("#send-button")
+        page.wait_for_function(
+            "() => document.querySelector('#chat li.msg.agent:not(.draft)')"
+            " && document.getElementById('chat').dataset.state === 'listening'"
+        )
+        # While streaming, the reply was text: its markup showed as characters, no elements.
+        assert page.evaluate("window.__draftSawMarkup") is True
+        assert page.evaluate("window.__draftElements") == 0
+        assert page.locator("#chat li.draft").count() == 0  # the stored reply replaced it
         reply = page.locator("#chat li.msg.agent .body").first
         reply.wait_for()
         page.wait_for_timeout(300)

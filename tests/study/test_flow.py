@@ -5,17 +5,19 @@ a second server (days later) read them."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 
 import httpx
 
 from rapport.cli import main
+from rapport.envs.study import ClosingAnswers, ClosingEvent
 from rapport.llm import ModelError, ModelRoles, Request, ScriptedAPI
 from rapport.log import ErrorEvent
 from rapport.report import build_report
 from rapport.store import RunStore
-from rapport.study import StudyCreated, StudyDB, start_study_server
+from rapport.study import StudyCreated, StudyDB, csrf_token, start_study_server
 from rapport.view import memory_url, session_url, start_server
 
 from .helpers import NOTE, Participant, agent_reply, memory_reply, scripted_roles
@@ -38,7 +40,7 @@ def test_a_participant_works_through_every_session(study: StudyCreated, capsys) 
         assert "Before you start" in p.open().text
         assert p.consent().status_code == 303
         home = p.open().text
-        assert "Your preference card" in home and "Numbered steps" in home
+        assert "Your preference card" in home and "Sketch before code" in home
         for pos in range(1, 7):
             p.play(pos, [f"help with problem {pos}", "and the next step?"], rating=pos % 5 + 1,
                    feedback=f"note on {pos}")  # fmt: skip
@@ -47,6 +49,13 @@ def test_a_participant_works_through_every_session(study: StudyCreated, capsys) 
             data={"csrf": p.csrf, "preferred": "first", "learned": "4", "comments": "ok"},
         )
         assert closing.status_code == 303
+        # In the run store before the page was told it was saved: on the last session.
+        with RunStore.open_readonly(study.study_dir) as store:
+            last = store.session("none", pid, 2)
+        assert last is not None
+        assert [(e.preferred_condition(), e.learned) for e in last.events_of(ClosingEvent)] == [
+            ("reflection", 4)
+        ]
         assert "study is complete" in client.get(f"/p/{token}/closing").text
         researcher = client.get(f"/r/{study.researcher_token}/").text
         assert "6 / 6" in researcher and "preferred first" in researcher
@@ -76,11 +85,37 @@ def test_a_participant_works_through_every_session(study: StudyCreated, capsys) 
         (2, 1, "2.00 [-]"),
         (3, 1, "2.00 [-]"),
     ]
+    learned = next(t for t in report.tables if "learned how I like" in t.title)
+    assert learned.rows == [["reflection then none", 1, "4; 4.00 [-]"], ["all", 1, "4; 4.00 [-]"]]
+    kept = next(t for t in report.tables if "would keep" in t.title)
+    assert kept.columns == [
+        "condition order",
+        "participants",
+        "reflection",
+        "none",
+        "no difference",
+    ]
+    assert kept.rows[-1] == ["all", 1, 1, 0, 0]
+    comments = next(t for t in report.tables if t.title == "study closing: comments")
+    assert comments.rows == [[pid, "reflection then none", "ok"]]
     assert main(["report", str(study.study_dir)]) == 0
-    assert "study: per session, median" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "study: per session, median" in printed and "study closing: comments" in printed
     exported = study.study_dir.parent / "sessions.jsonl"
     assert main(["export", str(study.study_dir), "--format", "jsonl", "--out", str(exported)]) == 0
-    assert len(exported.read_text().splitlines()) == 6
+    rows = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert len(rows) == 6
+    closing_rows = [e for r in rows for e in r["events"] if e["kind"] == "study_closing"]
+    assert closing_rows == [
+        {
+            "kind": "study_closing",
+            "turn": None,
+            "order": ["reflection", "none"],
+            "preferred": "first",
+            "learned": 4,
+            "comments": "ok",
+        }
+    ]
     with start_server(study.study_dir) as url:
         viewer = httpx.Client(base_url=url, timeout=30)
         assert "adherence" in viewer.get("/").text
@@ -178,3 +213,38 @@ def test_the_next_session_waits_while_the_memory_learns(study: StudyCreated) -> 
     with RunStore.open_readonly(study.study_dir) as store:
         memory = store.latest_memory("reflection", pid)
     assert memory is not None and [i.text for i in memory.state.items] == [NOTE]
+
+
+def test_closing_answers_a_killed_server_had_not_stored_reach_the_run_store(
+    study: StudyCreated,
+) -> None:
+    pid, token = _first_reflection_first(study)
+    with start_study_server(study.study_dir, models=scripted_roles()) as url:
+        p = Participant(httpx.Client(base_url=url, timeout=30), f"/p/{token}")
+        p.consent()
+        for pos in range(1, 7):
+            p.play(pos, [f"problem {pos}"])
+    # The server stored the answers in study.sqlite and died before the run store.
+    db = StudyDB(study.study_dir)
+    try:
+        db.close_study(pid, ClosingAnswers(preferred="second", learned=2, comments="later"))
+        csrf = csrf_token(db.secret(), pid)
+    finally:
+        db.close()
+    with RunStore.open_readonly(study.study_dir) as store:
+        assert not store.session("none", pid, 2).events_of(ClosingEvent)  # type: ignore[union-attr]
+    with start_study_server(study.study_dir, models=scripted_roles()) as url:
+        again = httpx.post(
+            f"{url}/p/{token}/closing",
+            data={"csrf": csrf, "preferred": "first", "learned": "5", "comments": "changed"},
+        )
+        assert again.status_code == 303
+    with RunStore.open_readonly(study.study_dir) as store:
+        last = store.session("none", pid, 2)
+        others = [r for r in store.sessions(user_id=pid) if r.index != 2 or r.condition != "none"]
+    assert last is not None and last.status == "ok" and len(last.turns) == 2
+    events = last.events_of(ClosingEvent)
+    assert [(e.preferred_condition(), e.learned, e.comments) for e in events] == [
+        ("none", 2, "later")  # the first answers stay
+    ]
+    assert not any(r.events_of(ClosingEvent) for r in others)

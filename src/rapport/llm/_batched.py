@@ -17,7 +17,7 @@ import ctypes
 import logging
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +53,10 @@ class _Job:
     key: int | None = None
     """The job's order among calls waiting together (None: not a lockstep participant)."""
     arrival: int = 0
+    on_text: Callable[[str], None] | None = None
+    """Takes the reply's text piece by piece as it is decoded (on the decoder's thread)."""
+    shown: str = ""
+    """The text handed to `on_text` so far."""
 
 
 class BatchDecoder:
@@ -97,13 +101,20 @@ class BatchDecoder:
 
     # -- the caller's side ---------------------------------------------------------------
 
-    def submit(self, request: Request) -> concurrent.futures.Future[Completion]:
-        """Queue one call; its future resolves to the completion (or a `ModelError`)."""
-        return self.submit_many([request])[0]
+    def submit(
+        self, request: Request, on_text: Callable[[str], None] | None = None
+    ) -> concurrent.futures.Future[Completion]:
+        """Queue one call; its future resolves to the completion (or a `ModelError`).
+        With `on_text`, the reply's text goes to it piece by piece as it is decoded (called
+        on the decoder's thread: it must only hand the piece on)."""
+        return self.submit_many([request], on_text)[0]
 
-    def submit_many(self, requests: list[Request]) -> list[concurrent.futures.Future[Completion]]:
+    def submit_many(
+        self, requests: list[Request], on_text: Callable[[str], None] | None = None
+    ) -> list[concurrent.futures.Future[Completion]]:
         """Queue calls at once (they start in the same step when sequences are free)."""
-        jobs = [_Job(r, concurrent.futures.Future(), key=current_key()) for r in requests]
+        key = current_key()
+        jobs = [_Job(r, concurrent.futures.Future(), key=key, on_text=on_text) for r in requests]
         with self._cond:
             if self._closed:
                 raise ModelError(f"the engine of {self.engine.path.name} is closed")
@@ -306,7 +317,22 @@ class BatchDecoder:
         job.out.append(token)
         if engine.hit_stop(job.out, config.stop) or len(job.out) >= job.max_tokens:
             self._finish(job)
+        elif job.on_text is not None:
+            self._show(job)
         return None
+
+    def _show(self, job: _Job) -> None:
+        """Hand a streamed call the text its new token completed (a token that ends inside
+        a multi-byte character waits for the next)."""
+        assert job.on_text is not None
+        try:
+            text = self.engine.text_so_far(job.out)
+            if text.startswith(job.shown) and len(text) > len(job.shown):
+                job.on_text(text[len(job.shown) :])
+                job.shown = text
+        except Exception:  # showing the reply early must never fail the call
+            log.exception("streaming a reply failed; it is still completed")
+            job.on_text = None
 
     def _finish(self, job: _Job) -> None:
         self._active.remove(job)

@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ._batched import BatchDecoder
 from ._chat import chat_messages, parse_tool_calls, tools_payload
-from ._model import Completion, ModelAPI, Request
+from ._model import Completion, ModelAPI, Request, TextSink
 from ._prefix_cache import PrefixStateCache
 from ._types import GenerateConfig, ModelError, Usage
 from ._weights import resolve_gguf
@@ -154,9 +156,10 @@ class LlamaEngine:
         """A sampler over the logits of context `ctx` (close it after use)."""
         return TokenSampler(self.llm, ctx, config, grammar)
 
-    def submit(self, request: Request) -> Any:
-        """Queue one call on the decoder; a `concurrent.futures.Future` of its completion."""
-        return self.decoder.submit(request)
+    def submit(self, request: Request, on_text: Callable[[str], None] | None = None) -> Any:
+        """Queue one call on the decoder; a `concurrent.futures.Future` of its completion.
+        With `on_text`, the text goes to it piece by piece (from the decoder's thread)."""
+        return self.decoder.submit(request, on_text)
 
     def complete(self, request: Request) -> Completion:
         """Run one request to completion (blocking; not on the decoder's thread)."""
@@ -190,6 +193,10 @@ class LlamaEngine:
     def hit_stop(self, out: list[int], stop: tuple[str, ...]) -> bool:
         """Whether the text so far contains a stop string."""
         return bool(stop) and any(s in self._text(out, ()) for s in stop)
+
+    def text_so_far(self, out: list[int]) -> str:
+        """The text of the tokens generated so far, an incomplete character left out."""
+        return self._text(out, ())
 
     def _text(self, out: list[int], stop: tuple[str, ...]) -> str:
         """Completion text with special tokens kept (``<tool_call>`` is one), cut at a stop."""
@@ -511,6 +518,21 @@ class LlamaCppAPI(ModelAPI):
         loop = asyncio.get_running_loop()
         engine = await loop.run_in_executor(_WORKER, self.engine)
         return await asyncio.wrap_future(engine.submit(request))
+
+    async def stream(self, request: Request, on_text: TextSink) -> Completion:
+        """Complete one request, its text handed to `on_text` token by token as the decoder
+        produces it. A request with tools or a schema is completed whole (its text handed
+        over once): its raw text holds the call's markup or JSON."""
+        if request.tools or request.json_schema is not None:
+            return await super().stream(request, on_text)
+        loop = asyncio.get_running_loop()
+        engine = await loop.run_in_executor(_WORKER, self.engine)
+
+        def hand_on(piece: str) -> None:  # on the decoder's thread
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody is watching
+                loop.call_soon_threadsafe(on_text, piece)
+
+        return await asyncio.wrap_future(engine.submit(request, hand_on))
 
 
 _CHATML = (

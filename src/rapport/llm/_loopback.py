@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import inspect
 import json
+import re
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -151,31 +152,37 @@ class LoopbackServer:
             return False
         body = await reader.readexactly(length) if length else b""
         self._last = time.monotonic()
-        status, payload = await self._route(method, path.split("?", 1)[0], body)
+        status, payload, streamed = await self._route(method, path.split("?", 1)[0], body)
+        if streamed:
+            await self._send_stream(writer, payload)
+            return False  # the streamed body ends with the connection
         await _send(writer, status, payload)
         return headers.get("connection", "").lower() != "close"
 
-    async def _route(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    async def _route(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, Any], bool]:
+        """Status, payload, and whether it is sent as a stream of server-sent events."""
         if method == "GET" and path.rstrip("/").endswith("/models"):
-            return 200, {"object": "list", "data": [{"id": self.settings.model, "object": "model"}]}
+            models = {"object": "list", "data": [{"id": self.settings.model, "object": "model"}]}
+            return 200, models, False
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
-            return 404, {"error": {"message": f"no route {method} {path}"}}
+            return 404, {"error": {"message": f"no route {method} {path}"}}, False
         try:
             request = json.loads(body)
         except ValueError:
-            return 400, {"error": {"message": "the body is not JSON"}}
+            return 400, {"error": {"message": "the body is not JSON"}}, False
         if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
-            return 400, {"error": {"message": "messages must be a list"}}
+            return 400, {"error": {"message": "messages must be a list"}}, False
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        streamed = request.get("stream") is True
         try:
-            return 200, await self._complete(request)
+            return 200, await self._complete(request, paced=not streamed), streamed
         finally:
             self.in_flight -= 1
             self.requests += 1
             self._last = time.monotonic()
 
-    async def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
+    async def _complete(self, request: dict[str, Any], *, paced: bool = True) -> dict[str, Any]:
         reply = self.responder(request)
         if inspect.isawaitable(reply):
             reply = await reply
@@ -184,7 +191,7 @@ class LoopbackServer:
         completion_tokens = max(1, len(text.split()))
         prompt_tokens = sum(len(str(m.get("content") or "")) for m in request["messages"]) // 4
         delay = self.settings.latency_s
-        if self.settings.tokens_per_s > 0:
+        if paced and self.settings.tokens_per_s > 0:
             delay += completion_tokens / self.settings.tokens_per_s
         await asyncio.sleep(delay)
         return {
@@ -205,6 +212,30 @@ class LoopbackServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+    async def _send_stream(self, writer: asyncio.StreamWriter, completion: dict[str, Any]) -> None:
+        """A completion as OpenAI streams it: one chunk per word of its text (paced at
+        ``tokens_per_s``), then the usage, then ``[DONE]``; the connection closes after."""
+        head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+        writer.write(head.encode())
+        text = str(completion["choices"][0]["message"].get("content") or "")
+        base = {k: completion[k] for k in ("id", "created", "model")}
+        base["object"] = "chat.completion.chunk"
+        pace = 1 / self.settings.tokens_per_s if self.settings.tokens_per_s > 0 else 0.0
+        for piece in re.findall(r"\s*\S+\s*|\s+", text):
+            delta = {"index": 0, "delta": {"role": "assistant", "content": piece}}
+            _event(writer, {**base, "choices": [delta]})
+            await writer.drain()
+            await asyncio.sleep(pace)
+        end = {"index": 0, "delta": {}, "finish_reason": "stop"}
+        _event(writer, {**base, "choices": [end]})
+        _event(writer, {**base, "choices": [], "usage": completion["usage"]})
+        writer.write(b"data: [DONE]\n\n")
+        await writer.drain()
+
+
+def _event(writer: asyncio.StreamWriter, payload: dict[str, Any]) -> None:
+    writer.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
 
 
 async def _send(writer: asyncio.StreamWriter, status: int, payload: dict[str, Any]) -> None:

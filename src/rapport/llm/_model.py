@@ -9,7 +9,7 @@ import hashlib
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,6 +29,9 @@ from ._types import (
     ToolSpec,
     Usage,
 )
+
+TextSink = Callable[[str], None]
+"""Takes a streamed reply's text, one piece at a time, on the event loop's thread."""
 
 
 class Request(BaseModel):
@@ -84,6 +87,17 @@ class ModelAPI(ABC):
     @abstractmethod
     async def complete(self, request: Request) -> Completion:
         """One completion."""
+
+    async def stream(self, request: Request, on_text: TextSink) -> Completion:
+        """One completion, its text handed to `on_text` in pieces as it is generated.
+
+        The default hands over the whole text once, when it is complete, so every provider
+        can be streamed; a provider that generates piece by piece overrides it.
+        """
+        completion = await self.complete(request)
+        if completion.text:
+            on_text(completion.text)
+        return completion
 
     def check_ready(self) -> None:  # noqa: B027 (optional hook)
         """Fail early, before a run writes anything, when the provider cannot serve.
@@ -229,13 +243,21 @@ class Model:
         schema: type[BaseModel] | None = None,
         tools: list[ToolSpec] | None = None,
         config: GenerateConfig | None = None,
+        on_text: TextSink | None = None,
     ) -> ModelOutput:
         """Generate a reply; with `schema`, the reply is parsed and validated into it.
 
+        With `on_text`, the reply's text is also handed to it in pieces while it is
+        generated (leading whitespace left out); a cached reply comes as one piece. The
+        returned output holds the whole text as always.
+
         Raises:
+            ValueError: `on_text` with a `schema` (structured output is never streamed).
             OutputValidationError: the output stayed invalid after `config.max_retries`.
             ModelError: the provider failed.
         """
+        if on_text is not None and schema is not None:
+            raise ValueError("structured output is not streamed: give on_text or schema")
         config = with_defaults(config, self.sampling)
         json_schema = json_schema_of(schema) if schema is not None else None
         if config.seed is None:
@@ -249,7 +271,7 @@ class Model:
             request = Request(messages=convo, json_schema=json_schema, tools=tools, config=config)
             started = time.perf_counter()
             try:
-                completion, cached = await self._complete(request)
+                completion, cached = await self._complete(request, on_text)
             except ModelError as exc:
                 # A failed call is a failure, never a cache hit.
                 self._account(usage, latency, False, error=f"{type(exc).__name__}: {exc}")
@@ -299,20 +321,29 @@ class Model:
             self._identity = cache_identity(self.api)
         return self._identity
 
-    async def _complete(self, request: Request) -> tuple[Completion, bool]:
+    async def _complete(
+        self, request: Request, on_text: TextSink | None = None
+    ) -> tuple[Completion, bool]:
         if self.cache is None:
             # No key to build: serializing and hashing the request is a good part of the
             # harness's CPU per call with hundreds of users in flight.
-            return sanitize_completion(await self.api.complete(request)), False
+            return sanitize_completion(await self._call(request, on_text)), False
         identity = self.cache_identity
         parts = (self.api.name, identity) if identity else (self.api.name,)
         key = stable_hash(*parts, request.model_dump_json())
         hit = self.cache.get(key)
         if hit is not None:
+            if on_text is not None and hit.text:
+                on_text(hit.text)
             return hit, True
-        completion = sanitize_completion(await self.api.complete(request))
+        completion = sanitize_completion(await self._call(request, on_text))
         self.cache.put(key, completion)
         return completion, False
+
+    async def _call(self, request: Request, on_text: TextSink | None) -> Completion:
+        if on_text is None:
+            return await self.api.complete(request)
+        return await self.api.stream(request, _Pieces(on_text))
 
     def _output(
         self, completion: Completion, parsed: Any, usage: Usage, latency: float, cached: bool
@@ -353,6 +384,22 @@ class Model:
                 original_chars=cut,
             )
         )
+
+
+class _Pieces:
+    """A provider's streamed pieces made safe to show: invalid code points replaced, the
+    reply's leading whitespace left out (the stored text is stripped too)."""
+
+    def __init__(self, sink: TextSink) -> None:
+        self.sink = sink
+        self.started = False
+
+    def __call__(self, piece: str) -> None:
+        if not self.started:
+            piece = piece.lstrip()
+            self.started = bool(piece)
+        if piece:
+            self.sink(clean_text(piece))
 
 
 def with_defaults(config: GenerateConfig | None, defaults: Mapping[str, Any]) -> GenerateConfig:

@@ -15,7 +15,7 @@ from typing import Any, Literal, cast
 from ._chat import chat_messages, parse_arguments, tool_call_id, tools_payload
 from ._http import HTTPStatusError, JSONClient
 from ._llamacpp import spell_out_patterns
-from ._model import Completion, ModelAPI, Request
+from ._model import Completion, ModelAPI, Request, TextSink
 from ._sanitize import redact_secrets
 from ._types import ContextFull, ModelError, ToolCall, Usage
 
@@ -176,6 +176,15 @@ class OpenAIAPI(ModelAPI):
         return status in (400, 422) or (status == 500 and "response_format" in str(exc))
 
     async def _create(self, request: Request) -> Any:
+        kwargs, body = self._payload(request)
+        if self._direct is not None:
+            # Attribute access on the reply, as on the SDK's models (`_completion` reads both).
+            payload = {**kwargs, **body}
+            return await self._direct.post("/chat/completions", payload, object_hook=_namespace)
+        return await self._client.chat.completions.create(messages=[], extra_body=body, **kwargs)
+
+    def _payload(self, request: Request) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The request's flat settings and its nested parts (messages, tools, format)."""
         config = request.config
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -195,11 +204,49 @@ class OpenAIAPI(ModelAPI):
             body["tools"] = tools_payload(request.tools)
         if request.json_schema is not None:
             body["response_format"] = self._response_format(request.json_schema)
-        if self._direct is not None:
-            # Attribute access on the reply, as on the SDK's models (`_completion` reads both).
-            payload = {**kwargs, **body}
-            return await self._direct.post("/chat/completions", payload, object_hook=_namespace)
-        return await self._client.chat.completions.create(messages=[], extra_body=body, **kwargs)
+        return kwargs, body
+
+    async def stream(self, request: Request, on_text: TextSink) -> Completion:
+        """Send one chat completion request with ``stream=True``; each piece of text goes
+        to `on_text` as the server sends it. A request with tools or a schema, or on the
+        ``direct`` transport, is sent whole (its text handed over once).
+
+        Raises:
+            ContextFull: the server says the prompt does not fit the model's context.
+            ModelError: any other SDK or server failure, or an empty reply.
+        """
+        if request.tools or request.json_schema is not None or self._direct is not None:
+            return await super().stream(request, on_text)
+        import openai
+
+        kwargs, body = self._payload(request)
+        pieces: list[str] = []
+        usage: Any = None
+        try:
+            chunks = await self._client.chat.completions.create(
+                messages=[],
+                extra_body=body,
+                stream=True,
+                stream_options={"include_usage": True},
+                **kwargs,
+            )
+            async for chunk in chunks:
+                usage = getattr(chunk, "usage", None) or usage
+                for choice in chunk.choices or []:
+                    piece = getattr(choice.delta, "content", None) or ""
+                    if piece:
+                        pieces.append(piece)
+                        on_text(piece)
+        except (openai.OpenAIError, OSError, TimeoutError) as exc:
+            kind = ContextFull if _context_full(exc) else ModelError
+            raise kind(f"{self.name} at {self.base_url}: {_describe(exc)}") from exc
+        return Completion(
+            text="".join(pieces).strip(),
+            usage=Usage(
+                prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            ),
+        )
 
     def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self.schema_mode == "json_object":

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from ._auto import auto_reply
-from ._model import Completion, ModelAPI, Request
+from ._model import Completion, ModelAPI, Request, TextSink
 from ._types import ModelError, ToolCall, Usage
 
 Reply = str | Completion | ToolCall | list[ToolCall]
@@ -23,6 +25,8 @@ class ScriptedAPI(ModelAPI):
         replies: outputs returned one per call, in order; running out raises `ModelError`.
         responder: called with each `Request`; returns text, a `Completion` or tool calls.
         name: the spec string this double reports.
+        stream_delay: seconds between the pieces of a streamed reply (each a word with the
+            whitespace after it); 0 only yields to the event loop between them.
     """
 
     def __init__(
@@ -31,12 +35,14 @@ class ScriptedAPI(ModelAPI):
         *,
         responder: Responder | None = None,
         name: str = "scripted/test",
+        stream_delay: float = 0.0,
     ) -> None:
         if (replies is None) == (responder is None):
             raise ValueError("give exactly one of replies or responder")
         self.name = name
         self._replies = list(replies) if replies is not None else None
         self._responder = responder
+        self.stream_delay = stream_delay
         self.requests: list[Request] = []
 
     @classmethod
@@ -64,6 +70,19 @@ class ScriptedAPI(ModelAPI):
                 raise ModelError(f"{self.name}: no scripted replies left")
             reply = self._replies.pop(0)
         return _completion(reply, request)
+
+    async def stream(self, request: Request, on_text: TextSink) -> Completion:
+        """The scripted reply, its text handed over a word at a time."""
+        completion = await self.complete(request)
+        for i, piece in enumerate(_PIECE.findall(completion.text)):
+            if i:
+                await asyncio.sleep(self.stream_delay)
+            on_text(piece)
+        return completion
+
+
+_PIECE = re.compile(r"\s*\S+\s*|\s+")
+"""A word with the whitespace around it (leading whitespace only on the first)."""
 
 
 def _echo(request: Request) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ._model import Completion, ModelAPI, Request
+from ._model import Completion, ModelAPI, Request, TextSink
 from ._types import ModelError
 
 
@@ -48,10 +48,20 @@ class SpreadAPI(ModelAPI):
         return self.apis[0].count_tokens(text)
 
     async def complete(self, request: Request) -> Completion:
+        return await self._on_least_busy(request, None)
+
+    async def stream(self, request: Request, on_text: TextSink) -> Completion:
+        """Streamed by the least busy endpoint."""
+        return await self._on_least_busy(request, on_text)
+
+    async def _on_least_busy(self, request: Request, on_text: TextSink | None) -> Completion:
         i = min(range(len(self.apis)), key=lambda k: self.outstanding[k])
         self.outstanding[i] += 1
         self.sent[i] += 1
         try:
-            return await self.apis[i].complete(request)
+            api = self.apis[i]
+            if on_text is None:
+                return await api.complete(request)
+            return await api.stream(request, on_text)
         finally:
             self.outstanding[i] -= 1

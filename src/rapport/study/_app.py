@@ -200,7 +200,8 @@ class Participants:
 
     async def events(self, request: Request) -> Response:
         """Server-sent events: stored messages after ``after`` (agent replies as sanitized
-        HTML) and the session's state, until the conversation is over or the window ends."""
+        HTML), the reply being generated as ``delta`` pieces of plain text, and the
+        session's state, until the conversation is over or the window ends."""
         _who, _pos, key, _token = self._open(request)
         try:
             after = int(request.query_params.get("after", "-1"))
@@ -215,20 +216,30 @@ class Participants:
     async def _stream(self, key: SessionKey, after: int) -> AsyncIterator[str]:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + EVENT_WINDOW_S
-        seen = -1
+        shown, told = 0, ""
         while loop.time() < deadline:
-            for m in self.rt.db.messages(key):
+            # One snapshot, nothing awaited in between: a reply is stored and its draft
+            # cleared together, so the draft always belongs to the message after the last.
+            messages = self.rt.db.messages(key)
+            live = self.rt.live.get(key)
+            state = live.state if live is not None else "done"
+            draft = live.draft if live is not None else ""
+            version = live.version if live is not None else 0
+            for m in messages:
                 if m.seq > after:
                     html = render_markdown(m.text) if m.speaker == "agent" else None
                     body = {"seq": m.seq, "speaker": m.speaker, "text": m.text, "html": html}
-                    yield f"event: message\ndata: {json.dumps(body)}\n\n"
-                    after = m.seq
-            live = self.rt.live.get(key)
-            state = live.state if live is not None else "done"
-            yield f"event: state\ndata: {json.dumps(state)}\n\n"
+                    yield _event("message", body)
+                    after, shown = m.seq, 0
+            if len(draft) > shown:
+                yield _event("delta", {"seq": after + 1, "offset": shown, "text": draft[shown:]})
+                shown = len(draft)
+            if state != told:
+                yield _event("state", state)
+                told = state
             if live is None or state != "thinking":
                 return
-            seen = await live.wait_change(live.version if seen == -1 else seen, 15.0)
+            await live.wait_change(version, 15.0)
 
     async def survey(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
@@ -278,7 +289,12 @@ class Participants:
         except (ValidationError, ValueError) as exc:
             raise HTTPException(400, one_line(exc)) from None
         self.rt.db.close_study(who.participant, answers)
+        self.rt.store_closing(who.participant)
         return RedirectResponse(f"/p/{token}/closing", status_code=303)
+
+
+def _event(kind: str, body: object) -> str:
+    return f"event: {kind}\ndata: {json.dumps(body)}\n\n"
 
 
 async def _error(request: Request, exc: Exception) -> Response:

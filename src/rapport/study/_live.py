@@ -17,10 +17,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from pydantic import BaseModel
+
+from rapport.agents import Agent
 from rapport.envs import SessionFailure
-from rapport.envs.study import StudyBenchmark, SurveyAnswers
+from rapport.envs.study import (
+    SESSIONS,
+    ClosingEvent,
+    StudyBenchmark,
+    SurveyAnswers,
+)
 from rapport.eval import one_line, play_session, record_failure
-from rapport.llm import ModelRoles
+from rapport.llm import (
+    GenerateConfig,
+    Message,
+    Model,
+    ModelOutput,
+    ModelRoles,
+    TextSink,
+    ToolSpec,
+)
 from rapport.log import (
     Condition,
     ExperimentConfig,
@@ -50,6 +66,8 @@ class LiveSession:
     state: State = "listening"
     inbox: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
     answers: asyncio.Future[SurveyAnswers] | None = None
+    draft: str = ""
+    """The reply being generated, as streamed so far ("" once it is stored)."""
     version: int = 0
     """Bumped on every change the page should see."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -62,6 +80,11 @@ class LiveSession:
         self.version += 1
         self.changed.set()
         self.changed = asyncio.Event()
+
+    def stream(self, piece: str) -> None:
+        """Add a streamed piece of the reply being generated."""
+        self.draft += piece
+        self.notify()
 
     async def wait_change(self, seen: int, timeout: float) -> int:
         """Wait until the version passes ``seen`` (or the timeout); returns the version."""
@@ -89,6 +112,7 @@ class _Side:
 
     async def agent_replied(self, text: str) -> None:
         self.db.add_message(self.live.key, "agent", text)
+        self.live.draft = ""  # with the store above, before anything else runs
         self.live.notify()
 
     async def survey(self) -> SurveyAnswers:
@@ -132,10 +156,12 @@ class StudyRuntime:
                 )
                 for c in run.conditions
             }
+            self.live: dict[SessionKey, LiveSession] = {}
+            for participant in self.db.closings():
+                self.store_closing(participant)  # answers a killed server had not stored
         except BaseException:
             self.lock.release()
             raise
-        self.live: dict[SessionKey, LiveSession] = {}
 
     def close(self) -> None:
         """Close the stores and release the dir."""
@@ -203,6 +229,7 @@ class StudyRuntime:
             condition=condition,
             ref=ref,
             memory_version=key.index,
+            agent=StreamingAgent(self.models.get("agent"), live.stream),
         )
         record.started_at = min(started, record.started_at)
         live.notify("saving")
@@ -218,11 +245,68 @@ class StudyRuntime:
         live.notify("error" if record.status == "error" else "done")
         self.live.pop(key, None)
 
+    def store_closing(self, participant: str) -> bool:
+        """Put a participant's closing questionnaire (as ``study.sqlite`` holds it) on their
+        last session in the run store, written again with it in one transaction; False when
+        that session is not stored yet. Answers already there stay as they are."""
+        answers = self.db.closing(participant)
+        order = self.benchmark.user(participant).attributes["order"]
+        key = SessionKey(participant, order[-1], SESSIONS - 1)
+        record = self.stored(key)
+        if answers is None or record is None:
+            return False
+        if record.events_of(ClosingEvent):
+            return True
+        record.events.append(ClosingEvent.of(answers, order))
+        version = self.store.memory_version(key.condition, participant, key.index + 1)
+        if version is None:
+            latest = self.store.latest_memory(key.condition, participant)
+            state = latest.state if latest is not None else MemoryState()
+            version = MemoryVersion(
+                condition=key.condition, user_id=participant, version=key.index + 1, state=state
+            )
+        self.store.commit_session(record, version)
+        return True
+
     def submit_survey(self, key: SessionKey, answers: SurveyAnswers) -> None:
         """Hand stored survey answers to the session waiting for them."""
         live = self.live.get(key)
         if live is not None and live.answers is not None and not live.answers.done():
             live.answers.set_result(answers)
+
+
+class StreamingAgent(Agent):
+    """The agent under test, its replies' text handed to `on_text` while generated (the
+    page shows them as they come); the reply itself is the same as `Agent`'s."""
+
+    def __init__(self, model: Model, on_text: TextSink) -> None:
+        super().__init__(model)
+        self.on_text = on_text
+
+    async def respond(
+        self,
+        history: list[Message],
+        *,
+        instructions: str,
+        memory_context: str = "",
+        recall: str = "",
+        recall_in: Literal["turn", "system"] = "turn",
+        tools: list[ToolSpec] | None = None,
+        schema: type[BaseModel] | None = None,
+        config: GenerateConfig | None = None,
+    ) -> ModelOutput:
+        """The agent's next message, streamed (a structured reply is not)."""
+        prompt = self.messages(
+            history,
+            instructions=instructions,
+            memory_context=memory_context,
+            recall=recall,
+            recall_in=recall_in,
+        )
+        on_text = self.on_text if schema is None else None
+        return await self.model.generate(
+            prompt, tools=tools, schema=schema, config=config, on_text=on_text
+        )
 
 
 def build_models(config: ExperimentConfig) -> ModelRoles:

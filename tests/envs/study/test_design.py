@@ -16,6 +16,7 @@ from rapport.envs.study import (
     StudyOutcome,
     assign,
     load_design,
+    preference_card,
     shipped_problems,
 )
 from rapport.log import SessionRecord, Turn
@@ -58,6 +59,11 @@ def _type(preferences: list[str], sets: list[list[str]] = SETS) -> dict[str, obj
                              "problem_sets": sets}]}  # fmt: skip
 
 
+def _one(**fields: object) -> dict[str, object]:
+    """A design with one study type: coding problems and these fields."""
+    return {"study_types": [{"id": "c", "name": "C", "problem_sets": SETS, **fields}]}
+
+
 @pytest.mark.parametrize(
     ("change", "says"),
     [
@@ -68,6 +74,33 @@ def _type(preferences: list[str], sets: list[list[str]] = SETS) -> dict[str, obj
         (_type(["direct"], [[*SETS[0][:2], "nope"], SETS[1]]), "unknown problem 'nope'"),
         (_type(["direct", "narrative"]), "the preferences conflict"),
         (_type(["telepathy"]), "unknown preference 'telepathy'"),
+        (_type(["camel_case_names"]), "'camel_case_names' is a coding one, not of granularity"),
+        (_one(granularity="domain", preferences=["direct"]), "'direct' is a general one"),
+        (
+            _one(granularity="domain", preferences=["camel_case_names", "snake_case_names"]),
+            "the preferences conflict",
+        ),
+        (
+            _one(
+                granularity="domain",
+                preferences=["code_alternatives"],
+                problem_sets=[["mixed-writing-1", *SETS[0][1:]], SETS[1]],
+            ),
+            "needs the problems of one domain, not coding, writing",
+        ),
+        (
+            _one(
+                granularity="domain",
+                preferences=["code_alternatives"],
+                problem_sets=[["mixed-maths-1", "mixed-maths-2", "mixed-maths-1"]] * 2,
+            ),
+            "no maths preferences for granularity domain",
+        ),
+        (
+            _one(granularity="domain", draw_preferences=6),
+            "cannot draw 6 preferences from 5 categories of granularity domain",
+        ),
+        (_one(granularity="fine", preferences=["direct"]), "Input should be 'general' or 'domain'"),
     ],
 )
 def test_a_bad_design_is_refused_in_one_line(
@@ -97,10 +130,31 @@ def test_participants_are_counterbalanced_over_types_and_orders() -> None:
     people = assign(design, 8)
     pairs = Counter((a.study_type, tuple(a.order)) for a in people)
     assert len(pairs) == 4 and set(pairs.values()) == {2}
-    coding = [a for a in people if a.study_type == "coding"]
-    assert all(a.preferences == ["one_step_at_a_time", "blunt", "numbered_steps"] for a in coding)
+    coding = [a.preferences for a in people if a.study_type == "coding"]
+    scoped = ["code_sketch_first", "code_alternatives", "justify_dependencies", "camel_case_names"]
+    assert coding == [scoped] * 4
     mixed = [a.preferences for a in people if a.study_type == "mixed"]
-    assert all(len(p) == 3 for p in mixed) and len({tuple(p) for p in mixed}) > 1
+    assert mixed == [["outline_first", "multiple_approaches"]] * 4
+
+
+def test_the_example_has_the_papers_two_granularities() -> None:
+    design = load_design(EXAMPLE)
+    cards = {t.id: preference_card(t.preferences) for t in design.study_types}
+    assert [t.granularity for t in design.study_types] == ["domain", "general"]
+    assert [p.name for p in cards["coding"]][-1] == "camelCase names"
+    assert [p.name for p in cards["mixed"]] == [
+        "Outline first",
+        "Several approaches with trade-offs",
+    ]
+
+
+def test_drawn_preferences_come_from_the_types_granularity(tmp_path: Path) -> None:
+    design = load_design(_write(tmp_path, _one(granularity="domain", draw_preferences=4)))
+    people = assign(design, 6)
+    coding = {p.id for p in design.preference_pool(design.study_types[0]).preferences}
+    assert all(len(a.preferences) == 4 and set(a.preferences) <= coding for a in people)
+    assert all({"camel_case_names", "snake_case_names"} - set(a.preferences) for a in people)
+    assert len({tuple(a.preferences) for a in people}) > 1
 
 
 def test_a_session_scores_its_length_and_survey() -> None:

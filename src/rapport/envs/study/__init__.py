@@ -11,6 +11,7 @@ from ._benchmark import (
     StudyOptions,
     StudyTask,
 )
+from ._closing import ClosingEvent, closing_events, closing_tables
 from ._design import (
     MAX_MESSAGE_CHARS,
     MAX_PARTICIPANTS,
@@ -52,6 +53,7 @@ __all__ = [
     "SURVEY_ITEMS",
     "Assignment",
     "ClosingAnswers",
+    "ClosingEvent",
     "DesignError",
     "HumanConnector",
     "HumanSide",
@@ -66,6 +68,8 @@ __all__ = [
     "SurveyAnswers",
     "SurveyItem",
     "assign",
+    "closing_events",
+    "closing_tables",
     "free_text_table",
     "load_design",
     "mean_ci",

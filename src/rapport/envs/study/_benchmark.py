@@ -27,6 +27,7 @@ from rapport.log import (
 )
 
 from .._protocol import AgentRequest, Benchmark, Episode, SessionLog
+from ._closing import closing_tables
 from ._design import SESSIONS, Assignment, StudyDesign, StudyProblem
 from ._outcome import StudyOutcome, study_outcome
 from ._survey import ITEM_IDS, SurveyAnswers
@@ -225,11 +226,12 @@ class StudyBenchmark(Benchmark):
     @classmethod
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:
         """Per session and condition: the survey (median, mean with CI), the memory minus
-        no-memory difference, and the free text."""
+        no-memory difference, and the free text; then the closing questionnaire."""
         if not records:
             return []
         return [
             survey_table(records),
             *memory_difference_table(records),
             free_text_table(records),
+            *closing_tables(records),
         ]

@@ -13,7 +13,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..collab import Preference, load_taxonomy
+from ..collab import Preference, Taxonomy
+from ._prefs import Granularity, find_preference, granularity_of, preference_pool
 
 SESSIONS = 3
 """Sessions per condition block, as in MultiSessionCollab's user study."""
@@ -49,8 +50,12 @@ class StudyType(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     problem_sets: list[list[str]] = Field(min_length=1)
     """One set of ``SESSIONS`` problem ids per condition block, played in this order."""
+    granularity: Granularity = "general"
+    """How specific the type's preferences are, as in MultiSessionCollab's user study:
+    ``general`` ones hold for any task (collab taxonomy; its mixed study); ``domain`` ones
+    speak of the one domain all the type's problems share (its coding study)."""
     preferences: list[str] = Field(default_factory=list)
-    """Preference ids (collab taxonomy) every participant of this type adopts."""
+    """Preference ids, of the type's granularity, every participant of this type adopts."""
     draw_preferences: int = Field(default=0, ge=0, le=6)
     """Instead: draw this many compatible preferences per participant, one per category."""
 
@@ -84,7 +89,6 @@ class StudyDesign(BaseModel):
         if len({t.id for t in self.study_types}) != len(self.study_types):
             raise ValueError("study_types: duplicate id")
         bank = self.problem_bank()
-        taxonomy = load_taxonomy("collab")
         for t in self.study_types:
             where = f"study_types.{t.id}"
             if len(t.problem_sets) != len(self.conditions):
@@ -95,12 +99,41 @@ class StudyDesign(BaseModel):
                 missing = [p for p in problems if p not in bank]
                 if missing:
                     raise ValueError(f"{where}: unknown problem '{missing[0]}'")
-            unknown = [p for p in t.preferences if p not in taxonomy]
-            if unknown:
-                raise ValueError(f"{where}: unknown preference '{unknown[0]}'")
-            if t.preferences and not taxonomy.compatible(t.preferences):
-                raise ValueError(f"{where}: the preferences conflict with each other")
+            self._check_preferences(t, where)
         return self
+
+    def _check_preferences(self, t: StudyType, where: str) -> None:
+        pool = self.preference_pool(t)
+        for pref in t.preferences:
+            if pref in pool:
+                continue
+            scope = granularity_of(pref)
+            if scope is None:
+                raise ValueError(f"{where}: unknown preference '{pref}'")
+            raise ValueError(
+                f"{where}: preference '{pref}' is a {scope} one, not of granularity {t.granularity}"
+            )
+        if t.preferences and not pool.compatible(t.preferences):
+            raise ValueError(f"{where}: the preferences conflict with each other")
+        if t.draw_preferences > len(pool.categories()):
+            raise ValueError(
+                f"{where}: cannot draw {t.draw_preferences} preferences from "
+                f"{len(pool.categories())} categories of granularity {t.granularity}"
+            )
+
+    def preference_pool(self, t: StudyType) -> Taxonomy:
+        """The preferences a study type may use, by its granularity and problems' domain.
+
+        Raises:
+            ValueError: ``domain`` granularity over problems of several domains, or of a
+                domain with no scoped preferences.
+        """
+        bank = self.problem_bank()
+        domains = {bank[p].domain for s in t.problem_sets for p in s if p in bank}
+        try:
+            return preference_pool(t.granularity, domains)
+        except ValueError as exc:
+            raise ValueError(f"study_types.{t.id}: {exc}") from None
 
     def problem_bank(self) -> dict[str, StudyProblem]:
         """Every problem the design can use: the shipped ones, then its own."""
@@ -129,7 +162,6 @@ def assign(design: StudyDesign, n: int) -> list[Assignment]:
     """`n` participants, counterbalanced: every (study type, condition order) pair in turn,
     so types and orders are balanced as n grows; drawn preferences come from the seed."""
     pairs = [(t, o) for o in design.condition_orders() for t in design.study_types]
-    taxonomy = load_taxonomy("collab")
     width = max(2, len(str(n)))
     out = []
     for i in range(n):
@@ -137,7 +169,8 @@ def assign(design: StudyDesign, n: int) -> list[Assignment]:
         prefs = list(study_type.preferences)
         if not prefs:
             rng = random.Random(f"{design.seed}:{i}")
-            drawn = taxonomy.sample_across_categories(rng, study_type.draw_preferences)
+            pool = design.preference_pool(study_type)
+            drawn = pool.sample_across_categories(rng, study_type.draw_preferences)
             prefs = [p.id for p in drawn]
         out.append(
             Assignment(
@@ -152,8 +185,7 @@ def assign(design: StudyDesign, n: int) -> list[Assignment]:
 
 def preference_card(ids: list[str]) -> list[Preference]:
     """The preferences a participant adopts, as the card shows them."""
-    taxonomy = load_taxonomy("collab")
-    return [taxonomy.get(i) for i in ids]
+    return [find_preference(i) for i in ids]
 
 
 @functools.cache

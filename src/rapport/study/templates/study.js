@@ -1,5 +1,7 @@
 // The chat page: send a message without reloading, then follow the session's events
-// (stored messages and state) until the assistant has replied. Works without it too.
+// (stored messages, the reply as it is generated, and state) until the assistant has
+// replied. Works without it too. A reply being generated is shown as plain text only; the
+// stored reply replaces it, rendered as sanitized HTML by the server.
 (function () {
   "use strict";
   var chat = document.getElementById("chat");
@@ -9,8 +11,41 @@
   var button = document.getElementById("send-button");
   var after = parseInt(chat.dataset.after, 10);
   var source = null;
+  var draft = null;
+  var draftSeq = null;
+  var draftText = "";
+
+  function dropDraft() {
+    if (draft) { draft.parentNode.removeChild(draft); }
+    draft = null;
+    draftSeq = null;
+    draftText = "";
+  }
+
+  function grow(d) {
+    if (document.getElementById("m" + d.seq)) { return; }
+    if (!draft || draftSeq !== d.seq) {
+      dropDraft();
+      draft = document.createElement("li");
+      draft.id = "draft";
+      draft.className = "msg agent draft";
+      draft.setAttribute("aria-busy", "true");
+      var who = document.createElement("span");
+      who.className = "who";
+      who.textContent = "Assistant";
+      var body = document.createElement("div");
+      body.className = "body plain";
+      draft.appendChild(who);
+      draft.appendChild(body);
+      chat.appendChild(draft);
+      draftSeq = d.seq;
+    }
+    draftText = draftText.slice(0, d.offset) + d.text;
+    draft.lastChild.textContent = draftText; // text only: never parsed as HTML
+  }
 
   function add(m) {
+    if (m.speaker === "agent") { dropDraft(); }
     if (document.getElementById("m" + m.seq)) { return; }
     var li = document.createElement("li");
     li.id = "m" + m.seq;
@@ -43,6 +78,7 @@
     } else if (state === "survey") {
       window.location.assign(chat.dataset.survey);
     } else if (state === "error") {
+      dropDraft();
       status.textContent = "This session stopped on an error; go on with the next one.";
     }
   }
@@ -51,6 +87,7 @@
     if (source) { source.close(); }
     source = new EventSource(chat.dataset.events + "?after=" + after);
     source.addEventListener("message", function (e) { add(JSON.parse(e.data)); });
+    source.addEventListener("delta", function (e) { grow(JSON.parse(e.data)); });
     source.addEventListener("state", function (e) {
       var state = JSON.parse(e.data);
       setState(state);
