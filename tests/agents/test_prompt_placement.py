@@ -58,3 +58,20 @@ def test_no_memory_text_adds_nothing_wherever_it_is_placed() -> None:
             ("system", "Help."),
             *[(m.role, m.content) for m in LATEST],
         ]
+
+
+async def test_a_plain_reply_streams_its_pieces_and_a_structured_one_comes_whole() -> None:
+    from pydantic import BaseModel
+
+    from rapport.llm import Model, ScriptedAPI
+
+    class Answer(BaseModel):
+        text: str
+
+    pieces: list[str] = []
+    agent = Agent(Model(ScriptedAPI(["one two three", '{"text": "whole"}'])), on_text=pieces.append)
+    reply = await agent.respond(LATEST, instructions="Help.")
+    assert len(pieces) > 1 and "".join(pieces).strip() == reply.text.strip() == "one two three"
+    pieces.clear()
+    structured = await agent.respond(LATEST, instructions="Help.", schema=Answer)
+    assert pieces == [] and structured.parsed == Answer(text="whole")

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rapport.llm import GenerateConfig, Message, Model, ModelOutput, ToolSpec
+from rapport.llm import GenerateConfig, Message, Model, ModelOutput, TextSink, ToolSpec
 
 RecallPlacement = Literal["turn", "system"]
 NOTES = "Notes relevant right now:\n"
@@ -25,8 +25,11 @@ class Agent:
     same heading, into that message after the conversation, next to the latest message.
     """
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, on_text: TextSink | None = None) -> None:
         self.model = model
+        self.on_text = on_text
+        """Where a plain-text reply's pieces go while it is generated (a page that shows it
+        as it comes); structured replies come whole."""
 
     @staticmethod
     def system_prompt(instructions: str, memory_context: str = "") -> str:
@@ -80,4 +83,7 @@ class Agent:
             recall_in=recall_in,
             context_in=context_in,
         )
-        return await self.model.generate(prompt, tools=tools, schema=schema, config=config)
+        on_text = self.on_text if schema is None else None
+        return await self.model.generate(
+            prompt, tools=tools, schema=schema, config=config, on_text=on_text
+        )

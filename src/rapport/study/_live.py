@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
-
 from rapport.agents import Agent
 from rapport.envs import SessionFailure
 from rapport.envs.study import (
@@ -29,13 +27,7 @@ from rapport.envs.study import (
 )
 from rapport.eval import one_line, play_session, record_failure
 from rapport.llm import (
-    GenerateConfig,
-    Message,
-    Model,
-    ModelOutput,
     ModelRoles,
-    TextSink,
-    ToolSpec,
 )
 from rapport.log import (
     Condition,
@@ -229,7 +221,7 @@ class StudyRuntime:
             condition=condition,
             ref=ref,
             memory_version=key.index,
-            agent=StreamingAgent(self.models.get("agent"), live.stream),
+            agent=Agent(self.models.get("agent"), on_text=live.stream),
         )
         record.started_at = min(started, record.started_at)
         live.notify("saving")
@@ -273,40 +265,6 @@ class StudyRuntime:
         live = self.live.get(key)
         if live is not None and live.answers is not None and not live.answers.done():
             live.answers.set_result(answers)
-
-
-class StreamingAgent(Agent):
-    """The agent under test, its replies' text handed to `on_text` while generated (the
-    page shows them as they come); the reply itself is the same as `Agent`'s."""
-
-    def __init__(self, model: Model, on_text: TextSink) -> None:
-        super().__init__(model)
-        self.on_text = on_text
-
-    async def respond(
-        self,
-        history: list[Message],
-        *,
-        instructions: str,
-        memory_context: str = "",
-        recall: str = "",
-        recall_in: Literal["turn", "system"] = "turn",
-        tools: list[ToolSpec] | None = None,
-        schema: type[BaseModel] | None = None,
-        config: GenerateConfig | None = None,
-    ) -> ModelOutput:
-        """The agent's next message, streamed (a structured reply is not)."""
-        prompt = self.messages(
-            history,
-            instructions=instructions,
-            memory_context=memory_context,
-            recall=recall,
-            recall_in=recall_in,
-        )
-        on_text = self.on_text if schema is None else None
-        return await self.model.generate(
-            prompt, tools=tools, schema=schema, config=config, on_text=on_text
-        )
 
 
 def build_models(config: ExperimentConfig) -> ModelRoles:
