@@ -10,8 +10,8 @@ from rapport.report import CurvePoint, PairedDifference, Report
 
 METRIC = "f1"
 """F1 over the arguments a request and the user's preferences fix (the paper's context-free
-measure): the embedded models fill every optional argument, which P-EM counts as a miss, so
-P-EM stays at 0 for every condition on them while F1 moves with what memory shows."""
+measure): the embedded models fill nearly every optional argument, which P-EM counts as a
+miss, so P-EM stays near 0 on them while F1 moves with what memory shows."""
 BAR = 30
 """Characters of a full bar (a score of 1)."""
 
@@ -44,7 +44,7 @@ def _measured(report: Report) -> str:
         f"{report.eval_sessions} evaluation sessions in all. The score is F1 over the "
         "arguments the request and the user's preferences fix (open arguments left out): "
         "1 when the call sets each of them to the user's value and adds none. The report also "
-        "has P-EM, the paper's strict score; the embedded models fill every optional "
+        "has P-EM, the paper's strict score; the embedded models fill nearly every optional "
         "argument, and P-EM counts each extra preference argument as a miss."
     )
 
