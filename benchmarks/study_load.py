@@ -159,9 +159,7 @@ async def _drive(url: str, tokens: dict[str, str], sessions: int, deadline: floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--participants", type=int, default=50)
-    parser.add_argument(
-        "--sessions", type=int, default=12, help="sessions per participant (1-12)"
-    )
+    parser.add_argument("--sessions", type=int, default=12, help="sessions per participant (1-12)")
     parser.add_argument("--deadline", type=float, default=600.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rapport-study-load-") as tmp:
