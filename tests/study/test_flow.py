@@ -8,19 +8,21 @@ import asyncio
 import json
 import threading
 import time
+from pathlib import Path
 
 import httpx
+import yaml
 
 from rapport.cli import main
-from rapport.envs.study import ClosingAnswers, ClosingEvent
+from rapport.envs.study import ClosingAnswers, ClosingEvent, study_outcome
 from rapport.llm import ModelError, ModelRoles, Request, ScriptedAPI
 from rapport.log import ErrorEvent
 from rapport.report import build_report
 from rapport.store import RunStore
-from rapport.study import StudyCreated, StudyDB, csrf_token, start_study_server
+from rapport.study import StudyCreated, StudyDB, create_study, csrf_token, start_study_server
 from rapport.view import memory_url, session_url, start_server
 
-from .helpers import NOTE, Participant, agent_reply, memory_reply, scripted_roles
+from .helpers import DESIGN, NOTE, Participant, agent_reply, memory_reply, scripted_roles
 
 
 def _first_reflection_first(study: StudyCreated) -> tuple[str, str]:
@@ -273,4 +275,43 @@ def test_closing_answers_a_killed_server_had_not_stored_reach_the_run_store(
         ("none", 2, "later")  # the first answers stay
     ]
     assert not any(r.events_of(ClosingEvent) for r in others)
+    assert set(attempts.values()) == {1}
+
+
+def test_a_one_type_study_keeps_one_memory_across_its_block(tmp_path: Path) -> None:
+    data = yaml.safe_load(DESIGN.read_text())
+    data["blocks"] = "one_type"
+    for t in data["study_types"]:
+        t["problem_sets"].append([p.replace("-1", "-2") for p in t["problem_sets"][0]])
+    design = tmp_path / "one-type.yaml"
+    design.write_text(yaml.safe_dump(data))
+    made = create_study(design, 2, tmp_path / "study")
+    with start_study_server(made.study_dir, models=scripted_roles()) as url:
+        client = httpx.Client(base_url=url, timeout=30)
+        p = Participant(client, f"/p/{made.tokens['p02']}")  # mixed, none first
+        p.consent()
+        assert p.client.get(f"{p.path}/s/7").status_code == 404
+        for pos in range(1, 7):
+            p.play(pos, [f"problem {pos}"])
+        closing = client.post(
+            f"{p.path}/closing",
+            data={"csrf": p.csrf, "preferred": "second", "learned": "3", "comments": ""},
+        )
+        assert closing.status_code == 303
+    with RunStore.open_readonly(made.study_dir) as store:
+        records = store.sessions(user_id="p02")
+        attempts = store.attempts(user_id="p02")
+    assert [(r.condition, r.index) for r in records] == [
+        (c, i) for c in ("none", "reflection") for i in range(3)
+    ]
+    outcomes = [study_outcome(r) for r in records]
+    assert {o.study_type for o in outcomes if o is not None} == {"mixed"}
+    assert [o.problem_id for o in outcomes if o is not None] == [
+        "mixed-writing-1", "mixed-maths-1", "mixed-code-1",
+        "mixed-writing-2", "mixed-maths-2", "mixed-code-2",
+    ]  # fmt: skip
+    reflection = [r for r in records if r.condition == "reflection"]
+    assert [r.turns[1].text.startswith("1. ") for r in reflection] == [False, True, True]
+    last = records[-1]
+    assert [e.preferred_condition() for e in last.events_of(ClosingEvent)] == ["reflection"]
     assert set(attempts.values()) == {1}

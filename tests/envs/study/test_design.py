@@ -16,9 +16,12 @@ from rapport.envs.study import (
     StudyOutcome,
     StudyTask,
     assign,
+    free_text_table,
     load_design,
+    memory_difference_table,
     preference_card,
     shipped_problems,
+    survey_table,
 )
 from rapport.log import SessionRecord, Turn
 
@@ -237,3 +240,50 @@ def test_a_session_scores_its_length_and_survey() -> None:
         "impact": 3.0,
         "confidence": 2.0,
     }
+
+
+def _rated(condition: str, user: str, index: int, study_type: str, rating: int) -> SessionRecord:
+    return SessionRecord(
+        condition=condition,
+        user_id=user,
+        index=index,
+        spec_id=f"{study_type}-{index}",
+        scores={"length": 2.0, "adherence": float(rating)},
+        outcome=StudyOutcome(
+            study_type=study_type,
+            problem_id=f"{study_type}-{index}",
+            domain="coding",
+            problem_kind="debugging",
+            block=0,
+            ratings={"adherence": rating},
+            feedback=f"{study_type} {rating}",
+        ),
+    )
+
+
+def test_the_tables_keep_study_types_apart_at_the_same_session_index() -> None:
+    # one_type: p01 does coding, p02 mixed, both at index 0 of each condition
+    records = [
+        _rated("none", "p01", 0, "coding", 2),
+        _rated("reflection", "p01", 0, "coding", 5),
+        _rated("none", "p02", 0, "mixed", 4),
+        _rated("reflection", "p02", 0, "mixed", 3),
+    ]
+    survey = survey_table(records)
+    assert [r[:4] for r in survey.rows] == [
+        ["none", "coding", 1, 1],
+        ["none", "mixed", 1, 1],
+        ["reflection", "coding", 1, 1],
+        ["reflection", "mixed", 1, 1],
+    ]
+    (diff,) = memory_difference_table(records)
+    adherence = diff.columns.index("adherence")
+    assert [(r[1], r[2], r[3], r[adherence]) for r in diff.rows] == [
+        ("coding", 1, 1, "3.00 [-]"),
+        ("mixed", 1, 1, "-1.00 [-]"),
+    ]
+    free = free_text_table(records)
+    assert [r[1:3] + r[4:] for r in free.rows][:2] == [
+        ["coding", 1, "coding 2"],
+        ["mixed", 1, "mixed 4"],
+    ]
