@@ -52,7 +52,7 @@ def test_a_participant_works_through_every_session(study: StudyCreated, capsys) 
         for pos in range(1, 13):
             p.play(pos, [f"help with problem {pos}", "and the next step?"], rating=pos % 5 + 1,
                    feedback=f"note on {pos}")  # fmt: skip
-        assert "Parts 1 and 3&#39;s" in client.get(f"/p/{token}/closing").text
+        assert "The one in parts 1 and 3</label>" in client.get(f"/p/{token}/closing").text
         closing = client.post(
             f"/p/{token}/closing",
             data={"csrf": p.csrf, "preferred": "first", "learned": "4", "comments": "ok"},

@@ -326,8 +326,8 @@ def _closing_choices(who: Assignment) -> list[tuple[str, str]]:
     choices = []
     for value, condition in zip(("first", "second"), who.order, strict=False):
         parts = [str(i + 1) for i, b in enumerate(who.blocks) if b.condition == condition]
-        label = "Part " if len(parts) == 1 else "Parts "
-        choices.append((value, label + " and ".join(parts) + "'s"))
+        label = "The one in part " if len(parts) == 1 else "The one in parts "
+        choices.append((value, label + " and ".join(parts)))
     return [*choices, ("no difference", "No difference")]
 
 
