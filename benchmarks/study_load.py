@@ -9,7 +9,7 @@ surveys missing from the study's database, or sessions missing from its run stor
 latency (every request: p50, p95, max in ms) and reply latency (message sent -> agent reply
 seen). Stops by itself: each participant gives up at ``--deadline`` seconds.
 
-    python benchmarks/study_load.py [--participants 50] [--sessions 6] [--deadline 600]
+    python benchmarks/study_load.py [--participants 50] [--sessions 12] [--deadline 600]
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ async def _drive(url: str, tokens: dict[str, str], sessions: int, deadline: floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--participants", type=int, default=50)
-    parser.add_argument("--sessions", type=int, default=6, help="sessions per participant (1-6)")
+    parser.add_argument("--sessions", type=int, default=12, help="sessions per participant (1-12)")
     parser.add_argument("--deadline", type=float, default=600.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rapport-study-load-") as tmp:

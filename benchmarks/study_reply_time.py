@@ -1,10 +1,14 @@
 """How long a participant waits in ``rapport study`` on a real model: one participant plays
-the three sessions of the memory block (``reflection``) of the example design over HTTP, as
-the page does (message -> reply on the event stream; survey -> session saved, which covers
-the memory's learning), against ``rapport study serve`` in its own process.
+the three sessions of their first block (coding with ``reflection``) of the example design
+over HTTP, as the page does (message -> the reply streamed on the event stream; survey ->
+session saved, which covers the memory's learning), against ``rapport study serve`` in its
+own process.
 
-Prints one JSON object: per session, each reply's wait in seconds, the wait after the survey
-until the session was committed, and the agent's reply lengths.
+Prints one JSON object: per session, each reply's wait in seconds until its first streamed
+piece (the first ``delta`` event) and until the whole reply was stored (its ``message``
+event), the wait after the survey until the session was committed, and the agent's reply
+lengths. ``--model`` names the model of every role (``scripted/auto`` checks the script
+without model time).
 
     python benchmarks/study_reply_time.py [--model llamacpp/qwen2.5-coder-0.5b]
 
@@ -37,27 +41,41 @@ MESSAGES = [
 ]
 
 
-def _reply(client: httpx.Client, path: str, after: int, limit_s: float) -> dict[str, object]:
+def _reply(
+    client: httpx.Client, path: str, after: int, start: float, limit_s: float
+) -> tuple[dict[str, object], float | None]:
+    """The agent's reply after message ``after``, and the seconds from ``start`` to its
+    first streamed piece (None: it came whole, with no ``delta`` event)."""
     deadline = time.monotonic() + limit_s
+    first: float | None = None
     while time.monotonic() < deadline:
         with client.stream("GET", f"{path}/events?after={after}") as stream:
+            kind = ""
             for line in stream.iter_lines():
-                if line.startswith("data: ") and '"speaker": "agent"' in line:
-                    return dict(json.loads(line[6:]))
+                if line.startswith("event: "):
+                    kind = line[7:]
+                elif line.startswith("data: ") and kind == "delta" and first is None:
+                    if json.loads(line[6:])["seq"] == after + 1:
+                        first = time.perf_counter() - start
+                elif line.startswith("data: ") and kind == "message":
+                    body = json.loads(line[6:])
+                    if body["speaker"] == "agent":
+                        return dict(body), first
     raise SystemExit(f"no reply within {limit_s}s")
 
 
 def _session(client: httpx.Client, base: str, pos: int, texts: list[str]) -> dict[str, object]:
     path = f"{base}/s/{pos}"
     csrf = _CSRF.search(client.get(path).text).group(1)  # type: ignore[union-attr]
-    waits, lengths = [], []
+    waits, firsts, lengths = [], [], []
     for text in texts:
         start = time.perf_counter()
         form = {"csrf": csrf, "text": text}
         sent = client.post(f"{path}/message", data=form, headers={"accept": "application/json"})
         sent.raise_for_status()
-        reply = _reply(client, path, sent.json()["stored"], 900)
+        reply, first = _reply(client, path, sent.json()["stored"], start, 900)
         waits.append(round(time.perf_counter() - start, 2))
+        firsts.append(None if first is None else round(first, 2))
         lengths.append(len(str(reply["text"])))
     client.post(f"{path}/end", data={"csrf": csrf})
     start = time.perf_counter()
@@ -68,6 +86,7 @@ def _session(client: httpx.Client, base: str, pos: int, texts: list[str]) -> dic
     saved = round(time.perf_counter() - start, 2)
     return {
         "session": pos,
+        "first_piece_wait_s": firsts,
         "reply_wait_s": waits,
         "saved_after_survey_s": saved,
         "reply_chars": lengths,
@@ -76,12 +95,18 @@ def _session(client: httpx.Client, base: str, pos: int, texts: list[str]) -> dic
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="llamacpp/qwen2.5-coder-0.5b")
+    parser.add_argument(
+        "--model", default="llamacpp/qwen2.5-coder-0.5b", help="every role's model spec"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rapport-study-time-") as tmp:
-        made = create_study(DESIGN, 3, Path(tmp) / "study", models={"all": args.model})
+        made = create_study(DESIGN, 4, Path(tmp) / "study", models={"all": args.model})
         db = StudyDB(made.study_dir)
-        who = next(a for a in db.assignments() if a.order[0] == "reflection")
+        who = next(
+            a
+            for a in db.assignments()
+            if a.order[0] == "reflection" and a.study_types[0] == "coding"
+        )
         db.close()
         proc = subprocess.Popen(
             [sys.executable, "-m", "rapport", "study", "serve", str(made.study_dir), "--port", "0"],

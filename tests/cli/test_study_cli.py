@@ -28,7 +28,7 @@ def test_create_prints_one_invite_per_participant(
     assert stat.S_IMODE(os.stat(out / "invites.csv").st_mode) == 0o600
     assert main(["study", "status", str(out)]) == 0
     status = capsys.readouterr().out
-    assert "participants: 3, consented: 0" in status and "sessions 0/6" in status
+    assert "participants: 3, consented: 0" in status and "sessions 0/12" in status
     assert main(["study", "status", str(out), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [p["participant"] for p in listed["participants"]] == ["p01", "p02", "p03"]

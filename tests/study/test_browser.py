@@ -82,6 +82,8 @@ def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
         page.locator("#card-title").wait_for()
         card = page.locator("section.card ul li")
         assert card.count() == 4 and "camelCase names" in card.all_inner_texts()[3]
+        parts = page.locator("h2[id^=part-]").all_inner_texts()
+        assert len(parts) == 4 and parts[0] == "Part 1: Single-domain coding"
         page.screenshot(path=str(shots / "home.png"), full_page=True)
         page.set_viewport_size({"width": 1000, "height": 900})
         for session in (1, 2, 3):
@@ -105,7 +107,7 @@ def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
         assert unlabeled == 0
         page.goto(f"{url}/r/{study.researcher_token}/")
         body = page.locator("main").inner_text()
-        assert "3 / 6" in body
+        assert "3 / 12" in body
         assert "session 1 felt fine" in body and "session 3 felt fine" in body
         survey_rows = page.locator("table:has(caption:has-text('per session, median')) tbody tr")
         assert survey_rows.count() == 3

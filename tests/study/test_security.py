@@ -47,9 +47,9 @@ def test_participants_reach_only_their_own_sessions(study: StudyCreated) -> None
         for guess in (secrets.token_urlsafe(24), "p02", "", "../r", study.researcher_token):
             assert client.get(f"/p/{guess}/s/1").status_code in (404, 307, 308)
             assert client.post(f"/p/{guess}/s/1/message", data={"text": "x"}).status_code == 404
-        for pos in range(1, 7):
+        for pos in range(1, 13):
             assert "b's private words" not in client.get(f"/p/{study.tokens['p01']}/s/{pos}").text
-        assert client.get(f"/p/{study.tokens['p01']}/s/7").status_code == 404
+        assert client.get(f"/p/{study.tokens['p01']}/s/13").status_code == 404
         assert client.get(f"/p/{study.tokens['p01']}/s/0").status_code == 404
         # A later session is closed until the ones before it are done.
         assert a.send(2, "skipping ahead").status_code == 409

@@ -19,6 +19,7 @@ from pathlib import Path
 from rapport import __version__
 from rapport.llm import redact_secrets
 from rapport.log import (
+    BaseEvent,
     Condition,
     ExperimentConfig,
     Invocation,
@@ -418,6 +419,24 @@ class RunStore(ViewQueries):
                     memory_version.model_dump_json(),
                 ),
             )
+
+    def add_events(self, record: SessionRecord, events: Sequence[BaseEvent]) -> bool:
+        """Append events to a stored session, in one transaction, leaving its attempts, model
+        calls and memory version as they are; False when the session is not stored."""
+        key = (record.condition, record.user_id, record.index)
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT body FROM sessions WHERE condition = ? AND user_id = ? AND idx = ?", key
+            ).fetchone()
+            if row is None:
+                return False
+            stored = read_body(SessionRecord, row["body"], self.path)
+            stored.events.extend(events)
+            conn.execute(
+                "UPDATE sessions SET body = ? WHERE condition = ? AND user_id = ? AND idx = ?",
+                (stored.model_dump_json(), *key),
+            )
+        return True
 
     def sessions(
         self,

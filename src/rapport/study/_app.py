@@ -64,13 +64,17 @@ class Participants:
 
     def _key(self, who: Assignment, request: Request) -> tuple[int, SessionKey]:
         pos = int(request.path_params["pos"])
-        if not 1 <= pos <= len(who.order) * SESSIONS:
+        if not 1 <= pos <= len(who.blocks) * SESSIONS:
             raise HTTPException(404, "no such session")
-        block, index = divmod(pos - 1, SESSIONS)
-        return pos, SessionKey(who.participant, who.order[block], index)
+        return pos, self._keys(who)[pos - 1]
 
     def _keys(self, who: Assignment) -> list[SessionKey]:
-        return [SessionKey(who.participant, c, i) for c in who.order for i in range(SESSIONS)]
+        """Every session in the order the participant plays them."""
+        return [
+            SessionKey(who.participant, b.condition, b.first + i)
+            for b in who.blocks
+            for i in range(SESSIONS)
+        ]
 
     def _progress(self, who: Assignment) -> list[str]:
         """Each session's state: done; saving (answered, its memory still learning); ready
@@ -89,14 +93,22 @@ class Participants:
                 states.append("waiting")
         return states
 
-    def _context(self, who: Assignment, **extra: Any) -> dict[str, Any]:
+    def _context(self, who: Assignment, study_type: str = "", **extra: Any) -> dict[str, Any]:
+        """What every page shows; the card is the study type's (default: the first)."""
+        study_type = study_type or who.study_types[0]
         return {
             "who": who,
             "csrf": csrf_token(self.secret, who.participant),
             "title": self.design.title,
-            "prefs": preference_card(who.preferences),
+            "prefs": preference_card(who.preferences[study_type]),
+            "study_name": self.design.study_type(study_type).name,
             **extra,
         }
+
+    def _part(self, who: Assignment, pos: int) -> tuple[int, str]:
+        """The part (1-based) a session position belongs to, and its study type."""
+        block = (pos - 1) // SESSIONS
+        return block + 1, who.blocks[block].study_type
 
     async def home(self, request: Request) -> Response:
         who = self._who(request)
@@ -107,13 +119,17 @@ class Participants:
                 **self._context(who, token=token, consent=self.design.consent),
             )
         states = self._progress(who)
-        parts = [states[b * SESSIONS : (b + 1) * SESSIONS] for b in range(len(who.order))]
+        parts = [states[b * SESSIONS : (b + 1) * SESSIONS] for b in range(len(who.blocks))]
+        names = [self.design.study_type(b.study_type).name for b in who.blocks]
+        current = next((i for i, s in enumerate(states) if s != "done"), len(states) - 1)
         closing = self.rt.db.closing(who.participant)
         return page(
             "home.html",
             **self._context(
                 who,
+                self._part(who, current + 1)[1],
                 token=token,
+                names=names,
                 parts=parts,
                 closing=closing,
                 all_done=states[-1] == "done",
@@ -148,14 +164,16 @@ class Participants:
         spec = self.rt.benchmark.block_sessions(who.participant, key.condition)[key.index]
         problem = self.design.problem_bank()[spec.id]
         messages = self.rt.db.messages(key)
+        part, study_type = self._part(who, pos)
         return page(
             "session.html",
             **self._context(
                 who,
+                study_type,
                 token=token,
                 pos=pos,
-                part=pos // SESSIONS + (pos % SESSIONS > 0),
-                number=key.index + 1,
+                part=part,
+                number=(pos - 1) % SESSIONS + 1,
                 problem=problem,
                 messages=messages,
                 state=state,
@@ -246,9 +264,13 @@ class Participants:
         if not self.rt.db.ended(key) and self.rt.stored(key) is None:
             return RedirectResponse(f"/p/{token}/s/{pos}", status_code=303)
         answered = self.rt.db.survey(key)
+        _part, study_type = self._part(who, pos)
+        number = (pos - 1) % SESSIONS + 1
         return page(
             "survey.html",
-            **self._context(who, token=token, pos=pos, number=key.index + 1, answered=answered),
+            **self._context(
+                who, study_type, token=token, pos=pos, number=number, answered=answered
+            ),
         )
 
     async def answer(self, request: Request) -> Response:
@@ -277,7 +299,12 @@ class Participants:
         if request.method == "GET":
             return page(
                 "closing.html",
-                **self._context(who, token=token, answered=self.rt.db.closing(who.participant)),
+                **self._context(
+                    who,
+                    token=token,
+                    answered=self.rt.db.closing(who.participant),
+                    choices=_closing_choices(who),
+                ),
             )
         values = await form(request, self.secret, who.participant)
         try:
@@ -291,6 +318,17 @@ class Participants:
         self.rt.db.close_study(who.participant, answers)
         self.rt.store_closing(who.participant)
         return RedirectResponse(f"/p/{token}/closing", status_code=303)
+
+
+def _closing_choices(who: Assignment) -> list[tuple[str, str]]:
+    """The closing question's choices: the parts played under the participant's first
+    condition, those under the second, or no difference."""
+    choices = []
+    for value, condition in zip(("first", "second"), who.order, strict=False):
+        parts = [str(i + 1) for i, b in enumerate(who.blocks) if b.condition == condition]
+        label = "The one in part " if len(parts) == 1 else "The one in parts "
+        choices.append((value, label + " and ".join(parts)))
+    return [*choices, ("no difference", "No difference")]
 
 
 def _event(kind: str, body: object) -> str:

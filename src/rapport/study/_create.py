@@ -61,7 +61,7 @@ def study_config(
             benchmark=StudyBenchmark.name,
             memory=list(design.conditions),
             users=participants,
-            sessions=SESSIONS,
+            sessions=SESSIONS * (len(design.study_types) if design.blocks == "all" else 1),
             seed=design.seed,
             run_dir=Path(out),
             models=models,
@@ -105,11 +105,10 @@ def create_study(
     finally:
         db.close()
     _write_private(out / RESEARCHER_FILE, f"{researcher}\n")
-    rows = [["participant", "study_type", "order", "path"]]
+    rows = [["participant", "study_types", "order", "path"]]
     for a in benchmark.options.assignments:
-        rows.append(
-            [a.participant, a.study_type, " then ".join(a.order), f"/p/{tokens[a.participant]}"]
-        )
+        types, order = " then ".join(a.study_types), " then ".join(a.order)
+        rows.append([a.participant, types, order, f"/p/{tokens[a.participant]}"])
     _write_private(out / INVITES_FILE, _csv(rows))
     return StudyCreated(study_dir=out, researcher_token=researcher, tokens=tokens)
 

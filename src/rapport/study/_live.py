@@ -210,6 +210,8 @@ class StudyRuntime:
         spec = self.benchmark.block_sessions(key.participant, key.condition)[key.index]
         ref = user.ref()
         latest = self.store.latest_memory(key.condition, key.participant)
+        if key.index % SESSIONS == 0:
+            latest = None  # a block's memory starts empty: it is kept per study type too
         memory.restore(ref, latest.state if latest is not None else MemoryState())
         started = time.time()
         record = await play_session(
@@ -238,27 +240,18 @@ class StudyRuntime:
         self.live.pop(key, None)
 
     def store_closing(self, participant: str) -> bool:
-        """Put a participant's closing questionnaire (as ``study.sqlite`` holds it) on their
-        last session in the run store, written again with it in one transaction; False when
-        that session is not stored yet. Answers already there stay as they are."""
+        """Add a participant's closing questionnaire (as ``study.sqlite`` holds it) to their
+        last session in the run store as an event, the session's attempts unchanged; False
+        when that session is not stored yet. Answers already there stay as they are."""
         answers = self.db.closing(participant)
-        order = self.benchmark.user(participant).attributes["order"]
-        key = SessionKey(participant, order[-1], SESSIONS - 1)
-        record = self.stored(key)
+        assignment = self.benchmark.assignment(participant)
+        last = assignment.blocks[-1]
+        record = self.stored(SessionKey(participant, last.condition, last.first + SESSIONS - 1))
         if answers is None or record is None:
             return False
         if record.events_of(ClosingEvent):
             return True
-        record.events.append(ClosingEvent.of(answers, order))
-        version = self.store.memory_version(key.condition, participant, key.index + 1)
-        if version is None:
-            latest = self.store.latest_memory(key.condition, participant)
-            state = latest.state if latest is not None else MemoryState()
-            version = MemoryVersion(
-                condition=key.condition, user_id=participant, version=key.index + 1, state=state
-            )
-        self.store.commit_session(record, version)
-        return True
+        return self.store.add_events(record, [ClosingEvent.of(answers, assignment.order)])
 
     def submit_survey(self, key: SessionKey, answers: SurveyAnswers) -> None:
         """Hand stored survey answers to the session waiting for them."""

@@ -32,11 +32,11 @@ def progress_rows(study_dir: str | Path, db: StudyDB) -> list[dict[str, Any]]:
     return [
         {
             "participant": a.participant,
-            "study_type": a.study_type,
+            "study_type": " then ".join(a.study_types),
             "order": " then ".join(a.order),
             "consented": db.consented(a.participant),
             "done": done.get(a.participant, 0),
-            "total": len(a.order) * SESSIONS,
+            "total": len(a.blocks) * SESSIONS,
             "closing": closings.get(a.participant),
         }
         for a in db.assignments()

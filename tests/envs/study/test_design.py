@@ -14,10 +14,14 @@ from rapport.envs.study import (
     StudyBenchmark,
     StudyOptions,
     StudyOutcome,
+    StudyTask,
     assign,
+    free_text_table,
     load_design,
+    memory_difference_table,
     preference_card,
     shipped_problems,
+    survey_table,
 )
 from rapport.log import SessionRecord, Turn
 
@@ -54,14 +58,14 @@ SETS = [
 ]
 
 
-def _type(preferences: list[str], sets: list[list[str]] = SETS) -> dict[str, object]:
+def _type(preferences: list[str], sets: list[list[str]] = SETS[:1]) -> dict[str, object]:
     return {"study_types": [{"id": "c", "name": "C", "preferences": preferences,
                              "problem_sets": sets}]}  # fmt: skip
 
 
 def _one(**fields: object) -> dict[str, object]:
     """A design with one study type: coding problems and these fields."""
-    return {"study_types": [{"id": "c", "name": "C", "problem_sets": SETS, **fields}]}
+    return {"study_types": [{"id": "c", "name": "C", "problem_sets": SETS[:1], **fields}]}
 
 
 @pytest.mark.parametrize(
@@ -70,8 +74,14 @@ def _one(**fields: object) -> dict[str, object]:
         ({"colour": "blue"}, "colour: Extra inputs are not permitted"),
         ({"conditions": ["none", "none"]}, "each memory may appear once"),
         ({"conditions": ["none"]}, "conditions: List should have at least 2 items"),
-        (_type(["direct"], [["coding-debug-1"], ["coding-impl-1"]]), "holds 3 problems"),
-        (_type(["direct"], [[*SETS[0][:2], "nope"], SETS[1]]), "unknown problem 'nope'"),
+        (_type(["direct"], [["coding-debug-1"]]), "holds 3 problems"),
+        (_type(["direct"], [[*SETS[0][:2], "nope"]]), "unknown problem 'nope'"),
+        (_type(["direct"], SETS), "blocks all takes 1 problem set per study type, got 2"),
+        (
+            {"blocks": "one_type", **_type(["direct"])},
+            "blocks one_type takes 2 problem sets per study type, got 1",
+        ),
+        ({"blocks": "some"}, "blocks: Input should be 'all' or 'one_type'"),
         (_type(["direct", "narrative"]), "the preferences conflict"),
         (_type(["telepathy"]), "unknown preference 'telepathy'"),
         (_type(["camel_case_names"]), "'camel_case_names' is a coding one, not of granularity"),
@@ -84,7 +94,7 @@ def _one(**fields: object) -> dict[str, object]:
             _one(
                 granularity="domain",
                 preferences=["code_alternatives"],
-                problem_sets=[["mixed-writing-1", *SETS[0][1:]], SETS[1]],
+                problem_sets=[["mixed-writing-1", *SETS[0][1:]]],
             ),
             "needs the problems of one domain, not coding, writing",
         ),
@@ -92,7 +102,7 @@ def _one(**fields: object) -> dict[str, object]:
             _one(
                 granularity="domain",
                 preferences=["code_alternatives"],
-                problem_sets=[["mixed-maths-1", "mixed-maths-2", "mixed-maths-1"]] * 2,
+                problem_sets=[["mixed-maths-1", "mixed-maths-2", "mixed-maths-1"]],
             ),
             "no maths preferences for granularity domain",
         ),
@@ -125,16 +135,59 @@ def test_unreadable_and_non_mapping_files_are_refused(tmp_path: Path) -> None:
         load_design(tmp_path / "missing.yaml")
 
 
-def test_participants_are_counterbalanced_over_types_and_orders() -> None:
+SCOPED = ["code_sketch_first", "code_alternatives", "justify_dependencies", "camel_case_names"]
+MIXED = ["outline_first", "multiple_approaches"]
+
+
+def test_by_default_everyone_does_every_type_under_every_condition() -> None:
     design = load_design(EXAMPLE)
+    assert design.blocks == "all"
     people = assign(design, 8)
-    pairs = Counter((a.study_type, tuple(a.order)) for a in people)
+    orders = Counter((tuple(a.study_types), tuple(a.order)) for a in people)
+    assert len(orders) == 4 and set(orders.values()) == {2}
+    for a in people:
+        blocks = [(b.study_type, b.condition) for b in a.blocks]
+        assert blocks == [(t, c) for t in a.study_types for c in a.order]
+        assert a.preferences == {"coding": SCOPED, "mixed": MIXED}
+        for t in design.study_types:
+            mine = [b for b in a.blocks if b.study_type == t.id]
+            assert [b.problems for b in mine] == [t.problem_sets[0]] * 2
+            # a type's sessions have the same run-store indices under each condition
+            assert {b.first for b in mine} == {3 * design.study_types.index(t)}
+
+
+def test_one_type_gives_each_participant_one_type_and_a_set_per_block(tmp_path: Path) -> None:
+    data = yaml.safe_load(EXAMPLE.read_text())
+    data["blocks"] = "one_type"
+    for t in data["study_types"]:
+        t["problem_sets"].append([p.replace("-1", "-2") for p in t["problem_sets"][0]])
+    path = tmp_path / "design.yaml"
+    path.write_text(yaml.safe_dump(data))
+    design = load_design(path)
+    people = assign(design, 8)
+    pairs = Counter((tuple(a.study_types), tuple(a.order)) for a in people)
     assert len(pairs) == 4 and set(pairs.values()) == {2}
-    coding = [a.preferences for a in people if a.study_type == "coding"]
-    scoped = ["code_sketch_first", "code_alternatives", "justify_dependencies", "camel_case_names"]
-    assert coding == [scoped] * 4
-    mixed = [a.preferences for a in people if a.study_type == "mixed"]
-    assert mixed == [["outline_first", "multiple_approaches"]] * 4
+    for a in people:
+        (kind,) = a.study_types
+        t = design.study_type(kind)
+        assert [b.condition for b in a.blocks] == a.order
+        assert [b.problems for b in a.blocks] == t.problem_sets
+        assert [b.first for b in a.blocks] == [0, 0]
+        assert a.preferences == {kind: SCOPED if kind == "coding" else MIXED}
+
+
+def test_the_benchmark_numbers_a_conditions_sessions_over_its_blocks() -> None:
+    design = load_design(EXAMPLE)
+    benchmark = StudyBenchmark(StudyOptions(design=design, assignments=assign(design, 2)))
+    for participant in ("p01", "p02"):
+        specs = benchmark.block_sessions(participant, "reflection")
+        assert [s.index for s in specs] == list(range(6))
+        tasks = [s.task_as(StudyTask) for s in specs]
+        assert [t.study_type for t in tasks] == ["coding"] * 3 + ["mixed"] * 3
+        assert tasks[0].preferences == SCOPED and tasks[3].preferences == MIXED
+    # p02 meets mixed first: its mixed blocks come before its coding ones
+    mixed_block = benchmark.block_sessions("p02", "none")[3].task_as(StudyTask).block
+    assert mixed_block == 0
 
 
 def test_the_example_has_the_papers_two_granularities() -> None:
@@ -152,9 +205,10 @@ def test_drawn_preferences_come_from_the_types_granularity(tmp_path: Path) -> No
     design = load_design(_write(tmp_path, _one(granularity="domain", draw_preferences=4)))
     people = assign(design, 6)
     coding = {p.id for p in design.preference_pool(design.study_types[0]).preferences}
-    assert all(len(a.preferences) == 4 and set(a.preferences) <= coding for a in people)
-    assert all({"camel_case_names", "snake_case_names"} - set(a.preferences) for a in people)
-    assert len({tuple(a.preferences) for a in people}) > 1
+    drawn = [a.preferences["c"] for a in people]
+    assert all(len(d) == 4 and set(d) <= coding for d in drawn)
+    assert all({"camel_case_names", "snake_case_names"} - set(d) for d in drawn)
+    assert len({tuple(d) for d in drawn}) > 1
 
 
 def test_a_session_scores_its_length_and_survey() -> None:
@@ -186,3 +240,50 @@ def test_a_session_scores_its_length_and_survey() -> None:
         "impact": 3.0,
         "confidence": 2.0,
     }
+
+
+def _rated(condition: str, user: str, index: int, study_type: str, rating: int) -> SessionRecord:
+    return SessionRecord(
+        condition=condition,
+        user_id=user,
+        index=index,
+        spec_id=f"{study_type}-{index}",
+        scores={"length": 2.0, "adherence": float(rating)},
+        outcome=StudyOutcome(
+            study_type=study_type,
+            problem_id=f"{study_type}-{index}",
+            domain="coding",
+            problem_kind="debugging",
+            block=0,
+            ratings={"adherence": rating},
+            feedback=f"{study_type} {rating}",
+        ),
+    )
+
+
+def test_the_tables_keep_study_types_apart_at_the_same_session_index() -> None:
+    # one_type: p01 does coding, p02 mixed, both at index 0 of each condition
+    records = [
+        _rated("none", "p01", 0, "coding", 2),
+        _rated("reflection", "p01", 0, "coding", 5),
+        _rated("none", "p02", 0, "mixed", 4),
+        _rated("reflection", "p02", 0, "mixed", 3),
+    ]
+    survey = survey_table(records)
+    assert [r[:4] for r in survey.rows] == [
+        ["none", "coding", 1, 1],
+        ["none", "mixed", 1, 1],
+        ["reflection", "coding", 1, 1],
+        ["reflection", "mixed", 1, 1],
+    ]
+    (diff,) = memory_difference_table(records)
+    adherence = diff.columns.index("adherence")
+    assert [(r[1], r[2], r[3], r[adherence]) for r in diff.rows] == [
+        ("coding", 1, 1, "3.00 [-]"),
+        ("mixed", 1, 1, "-1.00 [-]"),
+    ]
+    free = free_text_table(records)
+    assert [r[1:3] + r[4:] for r in free.rows][:2] == [
+        ["coding", 1, "coding 2"],
+        ["mixed", 1, "mixed 4"],
+    ]

@@ -9,6 +9,7 @@ shown, and after the conversation waits for the session's survey.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
@@ -71,7 +72,10 @@ class StudyTask(BaseTask):
     kind: Literal["study"] = "study"
     study_type: str
     block: int
+    """The block's position in the participant's study (0: first)."""
     problem: StudyProblem
+    preferences: list[str] = Field(default_factory=list)
+    """The preferences the participant adopts in this study type."""
 
 
 class StudyOptions(BaseModel):
@@ -117,7 +121,7 @@ class StudyEpisode(Episode):
             domain=problem.domain,
             problem_kind=problem.kind,
             block=self.task.block,
-            preferences=list(self.user.preferences),
+            preferences=list(self.task.preferences or self.user.preferences),
             ratings=dict(self.answers.ratings) if self.answers else {},
             feedback=self.answers.feedback if self.answers else "",
         )
@@ -137,8 +141,9 @@ class StudyEpisode(Episode):
 
 
 class StudyBenchmark(Benchmark):
-    """MultiSessionCollab's user study: real participants, condition blocks of three
-    sessions, a survey after each. Played by ``rapport study serve``, never ``rapport run``."""
+    """MultiSessionCollab's user study: real participants, blocks of three sessions (a study
+    type under one condition), a survey after each. Played by ``rapport study serve``,
+    never ``rapport run``."""
 
     name = "study"
     metrics = ("length", *ITEM_IDS)
@@ -177,29 +182,43 @@ class StudyBenchmark(Benchmark):
     def user(self, participant: str) -> UserSpec:
         """One participant as a user (KeyError when there is none)."""
         a = self._assignments[participant]
-        attributes: dict[str, Any] = {"study_type": a.study_type, "order": list(a.order)}
-        return UserSpec(id=a.participant, preferences=list(a.preferences), attributes=attributes)
+        attributes: dict[str, Any] = {"study_types": list(a.study_types), "order": list(a.order)}
+        return UserSpec(id=a.participant, preferences=a.all_preferences(), attributes=attributes)
+
+    def assignment(self, participant: str) -> Assignment:
+        """What a participant does (KeyError when there is none)."""
+        return self._assignments[participant]
 
     def sessions(self, user: UserSpec, n: int, seed: int) -> list[SessionSpec]:
-        """The sessions of the participant's first condition block."""
+        """The sessions of the participant's first condition."""
         first = self._assignments[user.id].order[0]
         return self.block_sessions(user.id, first)[:n]
 
     def block_sessions(self, participant: str, condition: str) -> list[SessionSpec]:
-        """The participant's sessions under one condition (its block's problem set)."""
+        """The participant's sessions under one condition, by their index in the run store:
+        each of the condition's blocks in turn (one per study type the participant does)."""
         a = self._assignments[participant]
-        block = a.order.index(condition)
-        study_type = self.design.study_type(a.study_type)
         bank = self.design.problem_bank()
-        return [
-            SessionSpec(
-                id=problem_id,
-                user_id=participant,
-                index=i,
-                task=StudyTask(study_type=a.study_type, block=block, problem=bank[problem_id]),
+        specs = []
+        for position, block in enumerate(a.blocks):
+            if block.condition != condition:
+                continue
+            task_of = functools.partial(
+                StudyTask,
+                study_type=block.study_type,
+                block=position,
+                preferences=list(a.preferences[block.study_type]),
             )
-            for i, problem_id in enumerate(study_type.problem_sets[block][:SESSIONS])
-        ]
+            specs += [
+                SessionSpec(
+                    id=problem_id,
+                    user_id=participant,
+                    index=block.first + i,
+                    task=task_of(problem=bank[problem_id]),
+                )
+                for i, problem_id in enumerate(block.problems[:SESSIONS])
+            ]
+        return sorted(specs, key=lambda s: s.index)
 
     def episode(
         self, spec: SessionSpec, user: UserSpec, models: ModelRoles, condition: Condition

@@ -16,6 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from ..collab import Preference, Taxonomy
 from ._prefs import Granularity, find_preference, granularity_of, preference_pool
 
+BlockDesign = Literal["all", "one_type"]
+"""``all``: every participant does every study type under every condition; ``one_type``:
+one study type per participant."""
+
 SESSIONS = 3
 """Sessions per condition block, as in MultiSessionCollab's user study."""
 
@@ -49,7 +53,8 @@ class StudyType(BaseModel):
     id: str = Field(min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_-]+$")
     name: str = Field(min_length=1, max_length=200)
     problem_sets: list[list[str]] = Field(min_length=1)
-    """One set of ``SESSIONS`` problem ids per condition block, played in this order."""
+    """``SESSIONS`` problem ids per set: one set, played in each of the type's condition
+    blocks (``blocks: all``), or one set per condition block in block order (``one_type``)."""
     granularity: Granularity = "general"
     """How specific the type's preferences are, as in MultiSessionCollab's user study:
     ``general`` ones hold for any task (collab taxonomy; its mixed study); ``domain`` ones
@@ -76,6 +81,10 @@ class StudyDesign(BaseModel):
     """What participants read and agree to before the first session (Markdown)."""
     conditions: list[str] = Field(default_factory=lambda: ["none", "reflection"], min_length=2)
     """Memory methods, one condition block each; ``none`` is the no-memory baseline."""
+    blocks: BlockDesign = "all"
+    """``all``: every participant does every study type under every condition, the blocks of
+    a type on its one problem set; ``one_type``: one study type per participant, one
+    problem set per condition block."""
     study_types: list[StudyType] = Field(min_length=1)
     problems: list[StudyProblem] = Field(default_factory=list)
     """Problems of the design's own, beside the shipped ones (same ids replace them)."""
@@ -91,8 +100,12 @@ class StudyDesign(BaseModel):
         bank = self.problem_bank()
         for t in self.study_types:
             where = f"study_types.{t.id}"
-            if len(t.problem_sets) != len(self.conditions):
-                raise ValueError(f"{where}: one problem set per condition is needed")
+            wanted = 1 if self.blocks == "all" else len(self.conditions)
+            if len(t.problem_sets) != wanted:
+                raise ValueError(
+                    f"{where}: blocks {self.blocks} takes {wanted} problem set"
+                    f"{'s' if wanted > 1 else ''} per study type, got {len(t.problem_sets)}"
+                )
             for problems in t.problem_sets:
                 if len(problems) != SESSIONS:
                     raise ValueError(f"{where}: each problem set holds {SESSIONS} problems")
@@ -148,36 +161,99 @@ class StudyDesign(BaseModel):
         return [list(order) for order in itertools.permutations(self.conditions)]
 
 
+class Block(BaseModel):
+    """One block of a participant's study: a study type under one condition."""
+
+    study_type: str
+    condition: str
+    problems: list[str]
+    """The block's ``SESSIONS`` problem ids, in order."""
+    first: int
+    """The run store's session index of the block's first session under its condition:
+    a condition's blocks number their sessions on, in the design's study-type order."""
+
+
 class Assignment(BaseModel):
-    """What one participant does: a study type, the condition order, the preferences."""
+    """What one participant does: their blocks in order, the preferences per study type."""
 
     participant: str
-    study_type: str
+    study_types: list[str]
+    """The study types in the order the participant meets them."""
     order: list[str]
-    """The conditions in the order the participant meets them, one block each."""
-    preferences: list[str]
+    """The conditions in the order the participant meets them within each study type."""
+    blocks: list[Block]
+    """Every block, in the order the participant plays them."""
+    preferences: dict[str, list[str]]
+    """Study type -> the preference ids the participant adopts in it."""
+
+    def block_at(self, condition: str, index: int) -> Block:
+        """The block holding a condition's session ``index`` (KeyError when none does)."""
+        for block in self.blocks:
+            if block.condition == condition and block.first <= index < block.first + SESSIONS:
+                return block
+        raise KeyError(f"{self.participant}: no session {index} under {condition}")
+
+    def all_preferences(self) -> list[str]:
+        """Every preference the participant adopts, over their study types."""
+        return list(dict.fromkeys(p for t in self.study_types for p in self.preferences[t]))
+
+
+def _rotations(items: list[StudyType]) -> list[list[StudyType]]:
+    return [items[i:] + items[:i] for i in range(len(items))]
+
+
+def _schedule(design: StudyDesign) -> list[tuple[list[StudyType], list[str]]]:
+    """The (study types, condition order) pairs participants are given in turn."""
+    orders = design.condition_orders()
+    if design.blocks == "one_type":
+        return [([t], o) for o in orders for t in design.study_types]
+    return [(types, o) for o in orders for types in _rotations(design.study_types)]
+
+
+def _blocks(design: StudyDesign, types: list[StudyType], order: list[str]) -> list[Block]:
+    ids = {t.id for t in types}
+    slots = {t.id: i for i, t in enumerate(x for x in design.study_types if x.id in ids)}
+    return [
+        Block(
+            study_type=t.id,
+            condition=c,
+            problems=t.problem_sets[0 if design.blocks == "all" else position],
+            first=slots[t.id] * SESSIONS,
+        )
+        for t in types
+        for position, c in enumerate(order)
+    ]
+
+
+def _preferences(design: StudyDesign, t: StudyType, i: int) -> list[str]:
+    if t.preferences:
+        return list(t.preferences)
+    rng = random.Random(f"{design.seed}:{i}:{t.id}")
+    drawn = design.preference_pool(t).sample_across_categories(rng, t.draw_preferences)
+    return [p.id for p in drawn]
 
 
 def assign(design: StudyDesign, n: int) -> list[Assignment]:
-    """`n` participants, counterbalanced: every (study type, condition order) pair in turn,
-    so types and orders are balanced as n grows; drawn preferences come from the seed."""
-    pairs = [(t, o) for o in design.condition_orders() for t in design.study_types]
+    """`n` participants, counterbalanced; drawn preferences come from the seed.
+
+    ``blocks: all``: each participant plays every study type, each type's blocks one after
+    the other (the type's conditions in the participant's condition order); participants
+    take every (rotation of the study types, condition order) pair in turn, so with two of
+    each a multiple of four participants balances both orders exactly. ``one_type``: each
+    takes every (study type, condition order) pair in turn.
+    """
+    schedule = _schedule(design)
     width = max(2, len(str(n)))
     out = []
     for i in range(n):
-        study_type, order = pairs[i % len(pairs)]
-        prefs = list(study_type.preferences)
-        if not prefs:
-            rng = random.Random(f"{design.seed}:{i}")
-            pool = design.preference_pool(study_type)
-            drawn = pool.sample_across_categories(rng, study_type.draw_preferences)
-            prefs = [p.id for p in drawn]
+        types, order = schedule[i % len(schedule)]
         out.append(
             Assignment(
                 participant=f"p{i + 1:0{width}d}",
-                study_type=study_type.id,
-                order=order,
-                preferences=prefs,
+                study_types=[t.id for t in types],
+                order=list(order),
+                blocks=_blocks(design, types, order),
+                preferences={t.id: _preferences(design, t, i) for t in types},
             )
         )
     return out

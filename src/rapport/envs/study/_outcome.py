@@ -18,7 +18,7 @@ class StudyOutcome(BaseOutcome):
     domain: str
     problem_kind: str
     block: int
-    """The participant's condition block (0: first)."""
+    """The block's position in the participant's study (0: first)."""
     preferences: list[str] = Field(default_factory=list)
     ratings: dict[str, int] = Field(default_factory=dict)
     """Survey item -> 1..5 (empty: no survey, the session failed first)."""

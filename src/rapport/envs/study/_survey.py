@@ -77,4 +77,4 @@ class ClosingAnswers(BaseModel):
 
 
 CLOSING_LEARNED = "Over the sessions, the assistant learned how I like to work."
-CLOSING_PREFERRED = "Which part's assistant would you rather keep working with?"
+CLOSING_PREFERRED = "Which assistant would you rather keep working with?"

@@ -12,6 +12,7 @@ import numpy as np
 
 from rapport.log import Cell, SessionRecord, Table
 
+from ._design import SESSIONS
 from ._outcome import study_outcome
 from ._survey import ITEM_IDS
 
@@ -45,42 +46,59 @@ def _order(records: Sequence[SessionRecord]) -> list[str]:
     return list(dict.fromkeys(r.condition for r in records))
 
 
+def _type(record: SessionRecord) -> str:
+    outcome = study_outcome(record)
+    return outcome.study_type if outcome is not None else "-"
+
+
+def _place(record: SessionRecord) -> tuple[int, str, int]:
+    """Where a session sits in its condition: the study type's slot, the type, and the
+    session's number in its block (1..SESSIONS)."""
+    slot, within = divmod(record.index, SESSIONS)
+    return slot, _type(record), within + 1
+
+
 def survey_table(records: Sequence[SessionRecord]) -> Table:
-    """Condition x session: participants, then each metric's median; mean [95% CI]."""
-    groups: dict[tuple[str, int], list[SessionRecord]] = defaultdict(list)
+    """Condition x study type x session: participants, then each metric's median; mean
+    [95% CI]."""
+    groups: dict[tuple[str, tuple[int, str, int]], list[SessionRecord]] = defaultdict(list)
     for r in _done(records):
-        groups[(r.condition, r.index)].append(r)
+        groups[(r.condition, _place(r))].append(r)
     order = _order(records)
     rows: list[list[Cell]] = []
-    for (condition, index), group in sorted(
+    for (condition, (_, study_type, number)), group in sorted(
         groups.items(), key=lambda g: (order.index(g[0][0]), g[0][1])
     ):
-        cells: list[Cell] = [condition, index + 1, len(group)]
+        cells: list[Cell] = [condition, study_type, number, len(group)]
         cells += [_cell([r.scores[m] for r in group if m in r.scores]) for m in METRICS]
         rows.append(cells)
     return Table(
         title="study: per session, median; mean [95% CI] (ratings 1-5, length in messages)",
-        columns=["condition", "session", "participants", *METRICS],
+        columns=["condition", "study type", "session", "participants", *METRICS],
         rows=rows,
     )
 
 
 def memory_difference_table(records: Sequence[SessionRecord]) -> list[Table]:
-    """Per memory condition and session: its score minus the same participant's score at
-    the same session without memory, mean [95% CI] over participants."""
+    """Per memory condition, study type and session: its score minus the same participant's
+    score at the same session of the same type without memory, mean [95% CI] over
+    participants."""
     conditions = _order(records)
     if "none" not in conditions or len(conditions) < 2:
         return []
-    scores = {(r.condition, r.user_id, r.index): r.scores for r in _done(records)}
+    done = _done(records)
+    scores = {(r.condition, r.user_id, r.index): r.scores for r in done}
+    places = {(r.condition, r.user_id, r.index): _place(r) for r in done}
     rows: list[list[Cell]] = []
     for condition in (c for c in conditions if c != "none"):
-        for index in sorted({i for (c, _, i) in scores if c == condition}):
+        for place in sorted({p for (c, _, _), p in places.items() if c == condition}):
             pairs = [
                 (s, scores[("none", u, i)])
                 for (c, u, i), s in scores.items()
-                if c == condition and i == index and ("none", u, i) in scores
+                if c == condition and places[(c, u, i)] == place and ("none", u, i) in scores
             ]
-            cells: list[Cell] = [condition, index + 1, len(pairs)]
+            _, study_type, number = place
+            cells: list[Cell] = [condition, study_type, number, len(pairs)]
             for m in METRICS:
                 diffs = [a[m] - b[m] for a, b in pairs if m in a and m in b]
                 cells.append(mean_ci(diffs))
@@ -88,22 +106,24 @@ def memory_difference_table(records: Sequence[SessionRecord]) -> list[Table]:
     return [
         Table(
             title="study: memory - no memory, per session, paired by participant (mean [95% CI])",
-            columns=["condition", "session", "pairs", *METRICS],
+            columns=["condition", "study type", "session", "pairs", *METRICS],
             rows=rows,
         )
     ]
 
 
 def free_text_table(records: Sequence[SessionRecord]) -> Table:
-    """Every participant's free-text feedback, by condition and session."""
+    """Every participant's free-text feedback, by condition, study type and session."""
     rows: list[list[Cell]] = []
     order = _order(records)
-    for r in sorted(records, key=lambda r: (order.index(r.condition), r.index, r.user_id)):
+    for r in sorted(records, key=lambda r: (order.index(r.condition), _place(r), r.user_id)):
         outcome = study_outcome(r)
         if outcome is not None and outcome.feedback.strip():
-            rows.append([r.condition, r.index + 1, r.user_id, " ".join(outcome.feedback.split())])
+            _, study_type, number = _place(r)
+            feedback = " ".join(outcome.feedback.split())
+            rows.append([r.condition, study_type, number, r.user_id, feedback])
     return Table(
         title="study: free-text feedback per session",
-        columns=["condition", "session", "participant", "feedback"],
+        columns=["condition", "study type", "session", "participant", "feedback"],
         rows=rows,
     )
