@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml Makefile
 	# bfcl-eval without its heavy dependencies (its backends and checker need only mpmath).
 	$(PIP) install -q --no-deps 'bfcl-eval==2026.3.23'
 	$(VENV)/bin/rapport models install
+	# MiniLM's ONNX export for retrieval, once per install (rapport demo's rag reads it).
+	$(VENV)/bin/rapport models embedder
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
