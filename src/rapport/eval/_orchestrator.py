@@ -133,6 +133,7 @@ class Orchestrator:
         self, episode: Episode, request: AgentRequest, context: str, recall: str
     ) -> ModelOutput:
         config = request.config
+        placed = self.memory.notes_in()
         attempt = 0
         while True:
             output = await guarded(
@@ -142,8 +143,8 @@ class Orchestrator:
                     instructions=request.instructions,
                     memory_context=context,
                     recall=recall,
-                    recall_in=self.memory.notes_in() or request.recall_in,
-                    context_in=self.memory.notes_in() or "system",
+                    recall_in=placed or request.recall_in,
+                    context_in=placed or "system",
                     tools=request.tools,
                     schema=request.schema,
                     config=config,
