@@ -47,6 +47,12 @@ def test_the_curve_draws_one_bar_per_condition_and_session() -> None:
     rows = text.splitlines()[1:]
     assert [r.split("|")[0].split()[-2:] for r in rows] == [["none", "0.25"], ["rag", "0.75"]]
     assert rows[0].count("#") < rows[1].count("#")
+    assert rows[0].split()[:2] == ["session", "5"]
+
+
+def test_the_curve_names_what_each_session_asked_when_told() -> None:
+    text = session_curve(_report(0.1, 0.6).curves, "f1", {4: "context-guided"})
+    assert text.splitlines()[1].split()[:3] == ["session", "5", "(context-guided)"]
 
 
 def test_demo_runs_mpt_end_to_end_and_says_what_it_shows(
@@ -58,6 +64,7 @@ def test_demo_runs_mpt_end_to_end_and_says_what_it_shows(
     out = capsys.readouterr().out
     assert "What was measured: 2 generated users (seed 0) each made 2 " in out
     assert "f1 per evaluation session" in out and "What it shows" in out
+    assert "session 3 (context-guided)" in out and "session 4 (context-free)" in out
     assert f"rapport view {run_dir}" in out
     with RunStore.open_readonly(run_dir) as store:
         records = store.sessions()

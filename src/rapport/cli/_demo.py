@@ -15,8 +15,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from rapport._errors import error_line
+from rapport.envs.mpt import MPTEvalOutcome
 from rapport.eval import ExperimentConfig
 from rapport.report import build_report
+from rapport.store import RunStore
 
 from ._config import _integer
 from ._demo_collab import DEMO_MODEL, demo_models, flag_or_default, run_collab_demo
@@ -137,6 +139,18 @@ def handle(args: argparse.Namespace) -> int:
     if code == 0:
         with reading_stores(config.run_dir):
             report = build_report(config.run_dir)
+            kinds = query_types(config.run_dir)
         print()
-        print(what_it_shows(report, WHY))
+        print(what_it_shows(report, WHY, kinds))
     return code
+
+
+def query_types(run_dir: Path) -> dict[int, str]:
+    """Evaluation session index -> the query type its sessions asked, where all users' agree
+    (the generator puts context-guided instances before context-free ones)."""
+    seen: dict[int, set[str]] = {}
+    with RunStore.open_readonly(run_dir) as store:
+        for r in store.sessions(split="eval"):
+            if isinstance(r.outcome, MPTEvalOutcome):
+                seen.setdefault(r.index, set()).add(r.outcome.query_type)
+    return {i: next(iter(types)) for i, types in seen.items() if len(types) == 1}

@@ -16,12 +16,13 @@ BAR = 30
 """Characters of a full bar (a score of 1)."""
 
 
-def what_it_shows(report: Report, why: str) -> str:
-    """The demo's closing text for an MPT run, in plain words."""
+def what_it_shows(report: Report, why: str, kinds: dict[int, str] | None = None) -> str:
+    """The demo's closing text for an MPT run, in plain words; `kinds` names each evaluation
+    session index's query type (context-guided, context-free)."""
     parts = [
         _measured(report),
         why,
-        session_curve(report.curves, METRIC),
+        session_curve(report.curves, METRIC, kinds),
         _verdict(report.paired, report.baseline or "none"),
         f"HTML report: {Path(report.run_dir) / 'report.html'}\n"
         f"Read every session in the browser: rapport view {shlex.quote(report.run_dir)}",
@@ -49,20 +50,31 @@ def _measured(report: Report) -> str:
     )
 
 
-def session_curve(curves: dict[str, dict[str, list[CurvePoint]]], metric: str) -> str:
-    """The metric per evaluation session and condition (mean over users), as text bars."""
+def session_curve(
+    curves: dict[str, dict[str, list[CurvePoint]]],
+    metric: str,
+    kinds: dict[int, str] | None = None,
+) -> str:
+    """The metric per evaluation session and condition (mean over users), as text bars.
+
+    Sessions are numbered as the run numbers them (history sessions first, from 1); `kinds`
+    adds what each one asked (MPT's query type), since the sessions differ in kind, not only
+    in how much memory had seen."""
     lines = [f"{metric} per evaluation session (mean over users; history sessions come first):"]
     width = max((len(c) for c in curves), default=4)
     indexes = sorted({p.index for by in curves.values() for p in by.get(metric, [])})
-    for n, index in enumerate(indexes, start=1):
+    kinds = kinds or {}
+    labels = {i: f"session {i + 1}" + (f" ({kinds[i]})" if i in kinds else "") for i in indexes}
+    label_width = max((len(v) for v in labels.values()), default=0) + 2
+    for index in indexes:
         for condition, by_metric in curves.items():
             point = next((p for p in by_metric.get(metric, []) if p.index == index), None)
             if point is None:
                 continue
             bar = "#" * round(point.mean * BAR)
-            label = f"session {n}" if condition == next(iter(curves)) else ""
+            label = labels[index] if condition == next(iter(curves)) else ""
             lines.append(
-                f"  {label:<11}{condition:<{width}}  {point.mean:.2f} |{bar:<{BAR}}| "
+                f"  {label:<{label_width}}{condition:<{width}}  {point.mean:.2f} |{bar:<{BAR}}| "
                 f"({point.users} users)"
             )
     return "\n".join(lines)
