@@ -75,3 +75,26 @@ async def test_a_plain_reply_streams_its_pieces_and_a_structured_one_comes_whole
     pieces.clear()
     structured = await agent.respond(LATEST, instructions="Help.", schema=Answer)
     assert pieces == [] and structured.parsed == Answer(text="whole")
+
+
+def test_recall_first_opens_the_first_message_as_the_memory_wrote_it() -> None:
+    prompt = Agent.messages(
+        LATEST,
+        instructions="Help.",
+        memory_context="prefers aisle",
+        recall="likes tea",
+        recall_in="first",
+    )
+    layout = [(m.role, m.content) for m in prompt]
+    assert layout[0] == ("system", "Help.\n\n## What you know about this user\nprefers aisle")
+    assert layout[1] == ("user", "likes tea\n\nhi")
+    assert layout[2:] == [(m.role, m.content) for m in LATEST[1:]]
+    assert LATEST[0].content == "hi"
+
+
+def test_recall_first_without_a_conversation_follows_it() -> None:
+    prompt = Agent.messages([], instructions="Help.", recall="likes tea", recall_in="first")
+    assert [(m.role, m.content) for m in prompt] == [
+        ("system", "Help."),
+        ("system", "Notes relevant right now:\nlikes tea"),
+    ]

@@ -8,7 +8,7 @@ from pydantic import BaseModel
 
 from rapport.llm import GenerateConfig, Message, Model, ModelOutput, TextSink, ToolSpec
 
-RecallPlacement = Literal["turn", "system"]
+RecallPlacement = Literal["turn", "system", "first"]
 NOTES = "Notes relevant right now:\n"
 CONTEXT = "## What you know about this user\n"
 
@@ -23,6 +23,9 @@ class Agent:
     ``system`` puts it in the system prompt after the session context instead. The session
     context goes in the system prompt by default; ``context_in="turn"`` moves it, under the
     same heading, into that message after the conversation, next to the latest message.
+    ``recall_in="first"`` puts the recall, as the memory wrote it, before the text of the
+    conversation's first message (MultiSessionCollab prepends its picked notes to the agent's
+    greeting); with no conversation yet it goes after the conversation as with ``turn``.
     """
 
     def __init__(self, model: Model, on_text: TextSink | None = None) -> None:
@@ -50,6 +53,9 @@ class Agent:
     ) -> list[Message]:
         """The full prompt: system prompt, the conversation, then this turn's recall."""
         context, notes = memory_context.strip(), recall.strip()
+        if notes and recall_in == "first" and history and context_in == "system":
+            first = history[0].model_copy(update={"content": f"{notes}\n\n{history[0].content}"})
+            history, notes = [first, *history[1:]], ""
         notes = NOTES + notes if notes else ""
         if context_in == "turn" and context:
             near = "\n\n".join(part for part in (CONTEXT + context, notes) if part)

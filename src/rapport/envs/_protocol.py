@@ -62,9 +62,10 @@ class AgentRequest:
     tools: list[ToolSpec] | None = None
     schema: type[BaseModel] | None = None
     config: GenerateConfig | None = None
-    recall_in: Literal["turn", "system"] = "turn"
+    recall_in: Literal["turn", "system", "first"] = "turn"
     """Where this turn's recalled memory goes: a system message after the conversation
-    (``turn``), or the system prompt beside the session's memory context (``system``)."""
+    (``turn``), the system prompt beside the session's memory context (``system``), or
+    before the text of the conversation's first message (``first``)."""
 
 
 @dataclass

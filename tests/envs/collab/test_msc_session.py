@@ -59,6 +59,7 @@ async def play(
     max_turns: int = 3,
     judge: list[str] | None = None,
     protocol: Protocol | None = None,
+    memory: Any = None,
 ) -> tuple[Any, Any, dict[str, ScriptedAPI]]:
     apis = {
         "agent": ScriptedAPI(agent, name="scripted/agent"),
@@ -74,7 +75,7 @@ async def play(
         spec,
         kit.make_user(PREFS),
         models=roles,
-        memory=create_memory("none", roles),
+        memory=memory(roles) if memory else create_memory("none", roles),
         condition=Condition(name="none", memory="none"),
     )
     return bench, record, apis
@@ -194,3 +195,30 @@ async def test_the_small_protocol_adds_the_length_rule(kit: SimpleNamespace) -> 
     await harness.run(max_turns=1, protocol=kit.small_protocol())
     assert "250 words" in harness.agent_api.requests[0].messages[0].content
     assert harness.agent_api.requests[0].config.temperature == 0.7
+
+
+async def test_picked_notes_open_the_greeting_as_msc_prepends_them(kit: SimpleNamespace) -> None:
+    from rapport.memory import BaseMemory
+
+    class Notes(BaseMemory):
+        name = "notes"
+
+        async def context(self, user, session):  # type: ignore[no-untyped-def]
+            return "Wants bullet points."
+
+        async def recall(self, user, conversation):  # type: ignore[no-untyped-def]
+            return f"Picked: bullets ({len(conversation)} messages)"
+
+    agent = ["What are the numbers?", "- 60 km/h"]
+    user = [said("A speed question."), said("120 km in 2 hours."), said("Thanks. TERMINATE")]
+    _bench, record, apis = await play(kit, agent, user, memory=Notes)
+    assert record.status == "ok"
+    for n, request in enumerate(apis["agent"].requests):
+        system, greeting, *rest = request.messages
+        assert "Wants bullet points." in system.content
+        assert (greeting.role, greeting.content) == (
+            "assistant",
+            f"Picked: bullets ({2 + 2 * n} messages)\n\n{OPENING}",
+        )
+        assert rest[-1].role == "user" and "Picked" not in rest[-1].content
+    assert record.turns[0].text == OPENING  # the record keeps what was said

@@ -176,7 +176,10 @@ class CollabEpisode(Episode):
         if self.protocol.length_rule:
             prompt = f"{prompt.rstrip()}\n{agent_prompt('length_rule')}"
         return AgentRequest(
-            messages=list(self.history), instructions=prompt, config=self.protocol.agent_config
+            messages=list(self.history),
+            instructions=prompt,
+            config=self.protocol.agent_config,
+            recall_in="first" if self._msc_agent else "turn",
         )
 
     @property
