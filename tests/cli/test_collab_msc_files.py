@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from rapport.cli import main
+from rapport.log import ContextEvent, RecallEvent
 from rapport.store import RunStore
 
 DATA = Path(__file__).parents[1] / "envs" / "collab" / "data" / "msc_layout"
@@ -104,3 +105,27 @@ def test_prompts_from_no_checkout_is_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(checkout) in err[0], err
     assert not (tmp_path / "r").exists()
+
+
+def test_prompts_from_gives_reflection_msc_s_notes_prompts_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = _run(tmp_path, "--prompts-from", str(CHECKOUT), "--sessions", "2")
+    argv[argv.index("none")] = "reflection"
+    assert main(argv) == 0, capsys.readouterr().err
+    store = RunStore(tmp_path / "r", create=False)
+    options = store.run().config.memory_options["reflection"]
+    assert options == {"form": "msc", "prompts_from": str(CHECKOUT)}
+    first, second = store.sessions()
+    assert not first.events_of(ContextEvent)
+    assert "reflective_agent_system_prompt_no_json" not in first.outcome.prompts
+    [context] = second.events_of(ContextEvent)
+    learned = {v.version: v.state for v in store.memory_versions("reflection", first.user_id)}
+    [notes] = learned[1].items
+    assert context.text == notes.text  # the notes alone: MSC's agent prompt places them
+    assert second.outcome.prompts.endswith(
+        ": reflective_agent_system_prompt_no_json, "
+        "user_system_prompt_profile_with_preferences, accuracy_prompt_qa"
+    )
+    recalls = second.events_of(RecallEvent)
+    assert recalls and all(r.text.startswith("Notes {picked} for this reply:\n") for r in recalls)

@@ -4,10 +4,17 @@ conversation, given whole at session start, its relevant part picked before each
 from __future__ import annotations
 
 import json
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
 
 from rapport.llm import Message, ModelRoles, Request, ScriptedAPI
 from rapport.log import SessionInfo, SessionRecord, Turn, UserSpec
-from rapport.memory import create_memory
+from rapport.memory import MscNotesPromptsError, create_memory, load_msc_notes_prompts
 
 LONG = "Wants bullet points. " * 200  # far past the list form's 160-character notes
 
@@ -56,3 +63,68 @@ async def test_no_notes_no_calls_before_the_first_session() -> None:
     assert await memory.context(user, SessionInfo(index=0, benchmark="collab")) == ""
     assert await memory.recall(user, [Message(role="user", content="hi")]) == ""
     assert not api.requests
+
+
+CHECKOUT = Path(__file__).parents[1] / "envs" / "collab" / "data" / "msc_checkout"
+
+
+def msc_reply(request: Request) -> str:
+    if request.json_schema:
+        return json.dumps({"reasoning": "r", "relevant_notes": "Bullets, always."})
+    return '{"user_preferences_reasoning": "r", "agent_notes": "Bullets."}'
+
+
+async def test_msc_s_own_prompts_update_and_pick_the_notes_as_its_code_does() -> None:
+    api = ScriptedAPI(responder=msc_reply, name="scripted/memory")
+    roles = ModelRoles({"memory": api})
+    memory = create_memory("reflection", roles, form="msc", prompts_from=str(CHECKOUT))
+    user = UserSpec(id="u", persona="p", preferences=[])
+    await memory.learn(user, record())
+    update = api.requests[0]
+    assert update.json_schema is None  # free text: the whole reply becomes the notes
+    assert update.messages[0].content.startswith("Rewrite your notes on this person")
+    assert "The chat:\nAssistant: How can I help you?\nUser: A speed question." in (
+        update.messages[0].content
+    )
+    [note] = memory.snapshot(user).items
+    assert note.text == '{"user_preferences_reasoning": "r", "agent_notes": "Bullets."}'
+    assert await memory.context(user, SessionInfo(index=1, benchmark="collab")) == note.text
+    recalled = await memory.recall(user, [Message(role="assistant", content="How can I help you?")])
+    assert recalled == "Notes {picked} for this reply:\nBullets, always."
+    pick = api.requests[-1].messages[0].content
+    assert pick.startswith("Pick the notes") and f"All notes:\n{note.text}" in pick
+
+
+def test_msc_notes_prompts_take_the_msc_form() -> None:
+    roles = ModelRoles({"memory": ScriptedAPI(responder=msc_reply)})
+    with pytest.raises(ValidationError, match="it takes form msc"):
+        create_memory("reflection", roles, prompts_from=str(CHECKOUT))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda root: (root / AGENT).unlink(), "no collaborativeagents/agents/"),
+        (lambda root: _swap(root / PROMPTS, "{complete_agent_notes}", "{notes}"), "{notes}"),
+        (lambda root: _swap(root / PROMPTS, "update_agent_notes_prompt", "x"), "has no 'update"),
+        (lambda root: _swap(root / AGENT, "scaffolded_notes", "picked"), "no f-string"),
+        (lambda root: _swap(root / PROMPTS, '"""Pick', '"""{'), "not a valid template"),
+    ],
+)
+def test_a_broken_checkout_is_one_line(
+    tmp_path: Path, edit: Callable[[Path], object], message: str
+) -> None:
+    root = tmp_path / "msc"
+    shutil.copytree(CHECKOUT, root)
+    edit(root)
+    with pytest.raises(MscNotesPromptsError, match=re.escape(message)) as info:
+        load_msc_notes_prompts(root)
+    assert "\n" not in str(info.value)
+
+
+PROMPTS = Path("collaborativeagents/prompts.py")
+AGENT = Path("collaborativeagents/agents/collaborator_agent.py")
+
+
+def _swap(path: Path, old: str, new: str) -> None:
+    path.write_text(path.read_text().replace(old, new))

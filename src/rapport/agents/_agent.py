@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel
@@ -35,7 +36,15 @@ class Agent:
         as it comes); structured replies come whole."""
 
     @staticmethod
-    def system_prompt(instructions: str, memory_context: str = "") -> str:
+    def system_prompt(
+        instructions: str,
+        memory_context: str = "",
+        context_template: Callable[[str], str] | None = None,
+    ) -> str:
+        """The instructions, then memory's context under its heading; with
+        `context_template`, the benchmark's own prompt with the context in it instead."""
+        if memory_context.strip() and context_template is not None:
+            return context_template(memory_context.strip()).strip()
         parts = [instructions.strip()]
         if memory_context.strip():
             parts.append(CONTEXT + memory_context.strip())
@@ -50,6 +59,7 @@ class Agent:
         recall: str = "",
         recall_in: RecallPlacement = "turn",
         context_in: RecallPlacement = "system",
+        context_template: Callable[[str], str] | None = None,
     ) -> list[Message]:
         """The full prompt: system prompt, the conversation, then this turn's recall."""
         context, notes = memory_context.strip(), recall.strip()
@@ -63,7 +73,9 @@ class Agent:
             return [system, *history, Message(role="system", content=near)]
         if notes and recall_in == "system":
             context, notes = f"{context}\n\n{notes}".strip(), ""
-        system = Message(role="system", content=Agent.system_prompt(instructions, context))
+        system = Message(
+            role="system", content=Agent.system_prompt(instructions, context, context_template)
+        )
         tail = [Message(role="system", content=notes)] if notes else []
         return [system, *history, *tail]
 
@@ -76,6 +88,7 @@ class Agent:
         recall: str = "",
         recall_in: RecallPlacement = "turn",
         context_in: RecallPlacement = "system",
+        context_template: Callable[[str], str] | None = None,
         tools: list[ToolSpec] | None = None,
         schema: type[BaseModel] | None = None,
         config: GenerateConfig | None = None,
@@ -88,6 +101,7 @@ class Agent:
             recall=recall,
             recall_in=recall_in,
             context_in=context_in,
+            context_template=context_template,
         )
         on_text = self.on_text if schema is None else None
         return await self.model.generate(

@@ -9,7 +9,7 @@ one error policy for every benchmark.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self, get_args
 
@@ -66,6 +66,9 @@ class AgentRequest:
     """Where this turn's recalled memory goes: a system message after the conversation
     (``turn``), the system prompt beside the session's memory context (``system``), or
     before the text of the conversation's first message (``first``)."""
+    context_template: Callable[[str], str] | None = None
+    """The system prompt with memory's session context in it, where the benchmark's own
+    prompt has a place for it; None: `instructions`, then the context under its heading."""
 
 
 @dataclass
@@ -197,6 +200,11 @@ class Benchmark(ABC):
             pydantic.ValidationError: an unknown option or a bad value.
             ValueError: data the options name cannot be read.
         """
+
+    def protocol_memory_options(self) -> dict[str, dict[str, Any]]:
+        """The memory options this run's protocol sets: `memory_defaults`, and what the
+        run's own options add to them (a checkout the memory reads too)."""
+        return {method: dict(options) for method, options in self.memory_defaults.items()}
 
     def conditions(self, config: ExperimentConfig) -> list[Condition]:
         """The run's conditions (default: one per memory method, named after it)."""

@@ -145,6 +145,7 @@ class Orchestrator:
                     recall=recall,
                     recall_in=placed or request.recall_in,
                     context_in=placed or "system",
+                    context_template=request.context_template,
                     tools=request.tools,
                     schema=request.schema,
                     config=config,

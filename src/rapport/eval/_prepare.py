@@ -88,7 +88,7 @@ def _prepare(
                 f"unknown memory '{condition.memory}' (known: {', '.join(sorted(MEMORIES))})"
             )
     used = {c.memory for c in conditions}
-    layered = memory_options_for(config, type(benchmark).memory_defaults, used)
+    layered = memory_options_for(config, benchmark.protocol_memory_options(), used)
     config = config.model_copy(update={"memory_options": layered})
     unused = sorted(set(config.memory_options) - used)
     if unused:

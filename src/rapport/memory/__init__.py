@@ -2,6 +2,7 @@
 
 from ._embed import MINILM, Embedder, HashingEmbedder, embedder_name, get_embedder, minilm_path
 from ._history import format_call, render_session, render_sessions
+from ._msc_notes import MscNotesPromptsError, NotesPrompts, load_msc_notes_prompts
 from ._protocol import (
     BaseMemory,
     Memory,
@@ -33,7 +34,9 @@ __all__ = [
     "HashingEmbedder",
     "Memory",
     "MemoryOptions",
+    "MscNotesPromptsError",
     "NotesPlacement",
+    "NotesPrompts",
     "ParsedReflection",
     "Pushback",
     "ReflectionMemory",
@@ -47,6 +50,7 @@ __all__ = [
     "format_transcript",
     "get_embedder",
     "is_memory",
+    "load_msc_notes_prompts",
     "minilm_path",
     "parse_reflection",
     "pushbacks",

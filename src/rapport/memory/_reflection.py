@@ -14,9 +14,9 @@ import functools
 import re
 from collections.abc import Sequence
 from importlib import resources
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, create_model, model_validator
 
 from rapport.llm import (
     GenerateConfig,
@@ -29,7 +29,14 @@ from rapport.llm import (
 )
 from rapport.log import MemoryItem, Provenance, SessionRecord
 
-from ._msc_notes import notes_text, select_notes, update_notes
+from ._msc_notes import (
+    fill,
+    load_msc_notes_prompts,
+    notes_text,
+    packaged_notes_prompts,
+    select_notes,
+    update_notes,
+)
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef, pushbacks
 
 DEFAULT_MAX_NOTES = 12
@@ -40,7 +47,6 @@ _REASONING = re.compile(r"<reasoning>(.*?)</reasoning>", re.DOTALL | re.IGNORECA
 _NOTES = re.compile(r"<notes>(.*?)</notes>", re.DOTALL | re.IGNORECASE)
 _NOTE_LINE = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+(.*\S)\s*$")
 _TURNS_TAG = re.compile(r"\s*\[\s*turns?\s+([\d,\s and]+)\]\s*$", re.IGNORECASE)
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 Layout = Literal["json", "tags"]
 _Note = Annotated[str, Field(max_length=_NOTE_CHARS)]
 
@@ -87,10 +93,7 @@ def prompt_template(name: str) -> str:
 
 def render(name: str, **values: object) -> str:
     """Fill a prompt's ``{placeholders}`` in one pass (braces in the values stay as they are)."""
-    return _PLACEHOLDER.sub(
-        lambda m: str(values[m.group(1)]) if m.group(1) in values else m.group(0),
-        prompt_template(name),
-    )
+    return fill(prompt_template(name), values)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -299,6 +302,19 @@ class ReflectionMemory(BaseMemory):
         above apply); ``msc``: MultiSessionCollab's one free-text notes document, rewritten
         from the whole conversation, all of it in the system prompt and the relevant part
         picked in words before every reply, nothing capped (only ``select`` applies)."""
+        prompts_from: str | None = None
+        """A MultiSessionCollab checkout (``form: msc`` only): the notes are updated and
+        picked with MSC's own prompts, the update's whole reply kept as the notes as MSC's
+        code keeps it, and the session context is the notes alone (MSC's agent prompt has
+        its own place for them); None: our prompts."""
+
+        @model_validator(mode="after")
+        def _prompts_take_msc_form(self) -> Self:
+            if self.prompts_from is not None:
+                if self.form != "msc":
+                    raise ValueError("prompts_from reads MSC's notes prompts: it takes form msc")
+                load_msc_notes_prompts(self.prompts_from)
+            return self
 
     options: Options
 
@@ -308,6 +324,11 @@ class ReflectionMemory(BaseMemory):
         self.max_notes, self.layout, self.retries = o.max_notes, o.layout, o.retries
         self.structured_fallback, self.select = o.structured_fallback, o.select
         self.max_turn_chars, self.max_tokens = o.max_turn_chars, o.max_tokens
+        self.notes_prompts = (
+            load_msc_notes_prompts(o.prompts_from)
+            if o.prompts_from
+            else packaged_notes_prompts(prompt_template)
+        )
 
     def notes(self, user: UserRef) -> list[str]:
         """The user's current notes, in order."""
@@ -316,7 +337,9 @@ class ReflectionMemory(BaseMemory):
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         if self.options.form == "msc":
             text = notes_text(self.state(user))
-            return render("msc_notes_context.md", notes=text).strip() if text else ""
+            if not text or self.options.prompts_from:
+                return text
+            return render("msc_notes_context.md", notes=text).strip()
         notes = self.notes(user)
         if not notes:
             return ""
@@ -354,7 +377,7 @@ class ReflectionMemory(BaseMemory):
         if not any(turn.speaker in ("user", "agent") for turn in record.turns):
             return  # nothing was said: nothing to reflect on, no model call
         if self.options.form == "msc":
-            await update_notes(self.models.get("memory"), render, state, record)
+            await update_notes(self.models.get("memory"), self.notes_prompts, state, record)
             return
         prior = [item.text for item in state.items]
         pushback = self.options.pushback_labels
@@ -382,8 +405,9 @@ class ReflectionMemory(BaseMemory):
         notes = notes_text(self.state(user))
         if not notes or not self.select:
             return ""
-        picked = await select_notes(self.models.get("memory"), render, notes, conversation)
-        return render("msc_notes_recall.md", notes=picked).strip() if picked else ""
+        prompts = self.notes_prompts
+        picked = await select_notes(self.models.get("memory"), prompts, notes, conversation)
+        return prompts.render("recall", notes=picked).strip() if picked else ""
 
     async def reflect(self, messages: list[Message]) -> ParsedReflection:
         """One reflection, retried with the layout error shown until it parses.

@@ -68,6 +68,7 @@ async def play(
     *,
     problem: Problem | None = None,
     condition: Condition | None = None,
+    memory: Any = None,
 ) -> tuple[CollabBenchmark, Any, dict[str, ScriptedAPI]]:
     apis = {
         "agent": ScriptedAPI(agent, name="scripted/agent"),
@@ -84,7 +85,7 @@ async def play(
         spec,
         kit.make_user(PREFS),
         models=roles,
-        memory=create_memory("none", roles),
+        memory=memory(roles) if memory else create_memory("none", roles),
         condition=condition or Condition(name="none", memory="none"),
     )
     return bench, record, apis
@@ -266,3 +267,30 @@ def test_the_checkout_s_code_is_never_run(tmp_path: Path) -> None:
 def test_prompts_from_takes_the_msc_session() -> None:
     with pytest.raises(ValueError, match="prompts_from sets the msc session's prompts"):
         CollabOptions(prompts_from=str(CHECKOUT), session="guarded")
+
+
+async def test_memory_s_notes_fill_msc_s_agent_prompt_with_notes(kit: SimpleNamespace) -> None:
+    """With notes on the user, the agent's system prompt is MSC's collaborator prompt with
+    notes (the notes in its own slot, nothing of ours around them), and the picked notes
+    open the greeting."""
+    from rapport.memory import BaseMemory
+
+    class Notes(BaseMemory):
+        name = "notes"
+
+        async def context(self, user, session):  # type: ignore[no-untyped-def]
+            return "Wants bullet points."
+
+        async def recall(self, user, conversation):  # type: ignore[no-untyped-def]
+            return "Picked: bullets."
+
+    user = [said("A train question."), said(f"Thanks. {END}", draft="60 km/h")]
+    _bench, record, apis = await play(kit, ["What are the numbers?"], user, memory=Notes)
+    assert record.status == "ok", record.events
+    system, greeting, _ = apis["agent"].requests[0].messages
+    assert system.content == "You help people; your notes on this person:\nWants bullet points."
+    assert greeting.content == f"Picked: bullets.\n\n{OPENING}"
+    assert record.outcome.prompts.endswith(
+        ": reflective_agent_system_prompt_no_json, "
+        "user_system_prompt_profile_with_preferences, accuracy_prompt_qa"
+    )

@@ -211,6 +211,14 @@ class CollabBenchmark(Benchmark):
             fixed_order=fixed,
         )
 
+    def protocol_memory_options(self) -> dict[str, dict[str, Any]]:
+        """MSC's reflection; with MSC's prompts, its notes prompts from the same checkout."""
+        options = super().protocol_memory_options()
+        checkout = self.protocol.prompts.checkout
+        if checkout is not None:
+            options["reflection"] = {**options.get("reflection", {}), "prompts_from": checkout}
+        return options
+
     def default_users(self) -> int | None:
         """With profiles, all of them (MSC runs every profile); else the config's default."""
         return len(self.profiles) if self.profiles is not None else None

@@ -17,6 +17,8 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
+from rapport._pysource import PySourceError, parse, string_constants
+
 from ._types import Problem
 
 PROMPTS_FILE = "collaborativeagents/prompts.py"
@@ -25,15 +27,18 @@ DATASETS_FILE = "collaborativeagents/datasets/__init__.py"
 """Where a MultiSessionCollab checkout keeps each dataset's task line (``datasets_info``)."""
 MSC_NAMES = {
     "agent": "agent_system_prompt_no_json",
+    "agent_notes": "reflective_agent_system_prompt_no_json",
     "user": "user_system_prompt_profile_with_preferences",
     "user_plain": "user_system_prompt_profile_without_preferences",
     "judge": "accuracy_prompt_qa",
     "end_token": "termination_signal",
 }
 """Our part -> the constant of ``prompts.py`` that MSC's code uses for it (its collaborator
-without JSON, its user with and without preferences, its judge, its end signal)."""
+without JSON, without and with notes on the user, its user with and without preferences, its
+judge, its end signal)."""
 _MSC_FIELDS = {
     "agent": {"max_tokens": "max_new_tokens"},
+    "agent_notes": {"max_tokens": "max_new_tokens", "notes": "agent_notes"},
     "user": {
         "task": "user_task_description",
         "problem": "problem",
@@ -44,8 +49,13 @@ _MSC_FIELDS = {
     "judge": {"problem": "problem", "reference": "correct_answer", "draft": "draft_answer"},
 }
 """Our field -> the field MSC's template names (what its code passes to ``format``)."""
-_REQUIRED = {"user": {"problem"}, "judge": {"problem", "correct_answer", "draft_answer"}}
-"""Fields a template must use: without them the user or the judge never sees its input."""
+_REQUIRED = {
+    "user": {"problem"},
+    "judge": {"problem", "correct_answer", "draft_answer"},
+    "agent_notes": {"agent_notes"},
+}
+"""Fields a template must use: without them the user, the judge or the agent never sees its
+input."""
 _TASK_FALLBACK = {"math": "math-500", "choice": "mmlu"}
 """The task line of a problem from no MSC dataset: MSC's line for its kind of problem."""
 _DOMAINS = {"logiqa": "logical reasoning", "medqa": "medical", "mmlu": "multiple-choice"}
@@ -86,6 +96,9 @@ class SessionPrompts:
 
     Attributes:
         agent: the collaborator's system prompt (field ``max_tokens``).
+        agent_notes: the collaborator's system prompt when memory has something to say
+            about the user (``max_tokens``, ``notes``); None: `agent`, then the memory's
+            text under its own heading.
         user: the user's, for a user with preferences (``task``, ``problem``, ``persona``,
             ``preferences``, ``end_token``).
         user_plain: the user's for a user without preferences; None: `user`, told it has
@@ -94,6 +107,7 @@ class SessionPrompts:
         end_token: what the user writes to end the conversation.
         tasks: dataset -> the line that tells the user what kind of problem it brings;
             empty: our own line.
+        checkout: the MultiSessionCollab checkout they were read from (None: ours).
         source: where the prompts were read: ``packaged``, or MSC's ``prompts.py`` with its
             sha256.
     """
@@ -105,6 +119,8 @@ class SessionPrompts:
     end_token: str
     tasks: Mapping[str, str] = field(default_factory=dict)
     source: str = PACKAGED
+    agent_notes: Template | None = None
+    checkout: str | None = None
 
     @property
     def packaged(self) -> bool:
@@ -157,51 +173,36 @@ def load_msc_prompts(checkout: str | Path) -> SessionPrompts:
     if not root.is_dir():
         raise MscPromptsError(f"{checkout}: not a folder ({_NOT_A_CHECKOUT})")
     path = root / PROMPTS_FILE
-    source = _read(path, checkout)
-    constants = _string_constants(source, path)
+    constants = string_constants(_parse(path, checkout))
     texts = {part: _constant(constants, name, path) for part, name in MSC_NAMES.items()}
     templates = {
         part: _template(part, texts[part], path)
-        for part in ("agent", "user", "user_plain", "judge")
+        for part in ("agent", "agent_notes", "user", "user_plain", "judge")
     }
     if not texts["end_token"].strip():
         raise MscPromptsError(f"{path}: '{MSC_NAMES['end_token']}' is empty")
-    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:12]
+    digest = hashlib.sha256(path.read_text(encoding="utf-8").encode("utf-8")).hexdigest()[:12]
     return SessionPrompts(
         agent=templates["agent"],
+        agent_notes=templates["agent_notes"],
         user=templates["user"],
         user_plain=templates["user_plain"],
         judge=templates["judge"],
         end_token=texts["end_token"],
         tasks=_task_lines(root / DATASETS_FILE, checkout),
         source=f"MultiSessionCollab {PROMPTS_FILE} sha256:{digest}",
+        checkout=str(checkout),
     )
 
 
-def _read(path: Path, checkout: str | Path) -> str:
+def _parse(path: Path, checkout: str | Path) -> ast.Module:
     if not path.is_file():
         inside = path.relative_to(Path(checkout).expanduser()).as_posix()
         raise MscPromptsError(f"{checkout}: no {inside} ({_NOT_A_CHECKOUT})")
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MscPromptsError(f"{path}: cannot read ({exc})") from exc
-
-
-def _string_constants(source: str, path: Path) -> dict[str, object]:
-    """Module-level ``NAME = <literal>`` assignments (the literal's value; others: None)."""
-    try:
-        tree = ast.parse(source, filename=str(path))
-    except (SyntaxError, ValueError, RecursionError) as exc:
-        raise MscPromptsError(f"{path}: not valid Python ({exc})") from exc
-    found: dict[str, object] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                value = node.value
-                found[target.id] = value.value if isinstance(value, ast.Constant) else None
-    return found
+        return parse(path)
+    except PySourceError as exc:
+        raise MscPromptsError(str(exc)) from exc
 
 
 def _constant(constants: dict[str, object], name: str, path: Path) -> str:
@@ -237,11 +238,7 @@ def _template(part: str, text: str, path: Path) -> Template:
 
 def _task_lines(path: Path, checkout: str | Path) -> dict[str, str]:
     """``datasets_info``'s ``task_description`` per dataset (``math-hard`` ... as keyed)."""
-    source = _read(path, checkout)
-    try:
-        tree = ast.parse(source, filename=str(path))
-    except (SyntaxError, ValueError, RecursionError) as exc:
-        raise MscPromptsError(f"{path}: not valid Python ({exc})") from exc
+    tree = _parse(path, checkout)
     lines: dict[str, str] = {}
     for node in tree.body:
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)):

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles
-from rapport.log import Condition, SessionInfo, SessionSpec, Speaker, StopReason
+from rapport.log import Condition, ContextEvent, SessionInfo, SessionSpec, Speaker, StopReason
 
 from .._protocol import AgentRequest, Episode, SessionLog
 from ._grading import grade
@@ -124,6 +124,7 @@ class CollabEpisode(Episode):
         self.user = self._user(spec, user)
         self.history: list[Message] = []
         self.draft = ""
+        self._log: SessionLog | None = None
         self.judged: bool | None = None
 
     def _user(
@@ -161,6 +162,7 @@ class CollabEpisode(Episode):
         )
 
     async def start(self, log: SessionLog) -> None:
+        self._log = log
         if self.settings.mode == "direct":
             self._add(log, "user", problem_text(self.problem))
             return
@@ -180,6 +182,7 @@ class CollabEpisode(Episode):
             instructions=prompt,
             config=self.protocol.agent_config,
             recall_in="first" if self._msc_agent else "turn",
+            context_template=self._msc_notes_prompt if self._notes_template else None,
         )
 
     @property
@@ -191,15 +194,33 @@ class CollabEpisode(Episode):
         """Whether the agent is MSC's collaborator (its prompt is the session prompts')."""
         return self._agent_name == "agent" and self.protocol.session == "msc"
 
-    def _msc_agent_prompt(self) -> str:
+    @property
+    def _notes_template(self) -> Template | None:
+        """MSC's collaborator prompt with notes, where the session runs MSC's own prompts."""
+        return self.protocol.prompts.agent_notes if self._msc_agent else None
+
+    @property
+    def _agent_budget(self) -> int:
         config = self.protocol.agent_config
-        budget = config.max_tokens if config is not None and config.max_tokens else 2048
-        return self.protocol.prompts.agent.render(max_tokens=str(budget))
+        return config.max_tokens if config is not None and config.max_tokens else 2048
+
+    def _msc_agent_prompt(self) -> str:
+        return self.protocol.prompts.agent.render(max_tokens=str(self._agent_budget))
+
+    def _msc_notes_prompt(self, notes: str) -> str:
+        """The agent's system prompt with memory's notes on the user in it (MSC's
+        collaborator with notes)."""
+        template = self._notes_template
+        assert template is not None  # only handed out with the template
+        return template.render(max_tokens=str(self._agent_budget), notes=notes)
 
     def _prompts_used(self) -> list[Template]:
         """The session prompts this session was played with (agent, user, judge)."""
         prompts, used = self.protocol.prompts, []
-        if self._msc_agent:
+        noted = self._log is not None and self._log.record.events_of(ContextEvent)
+        if self._notes_template is not None and noted:
+            used.append(self._notes_template)
+        elif self._msc_agent:
             used.append(prompts.agent)
         if isinstance(self.user, MscUser) and self.settings.mode == "multiturn":
             used.append(self.user.template)

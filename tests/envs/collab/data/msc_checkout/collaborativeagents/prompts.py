@@ -72,3 +72,23 @@ Worked solution: {correct_answer}
 Answer to check: {draft_answer}
 
 Reply with JSON: {{"reasoning": str, "accuracy": 1 or 0}}"""
+
+update_agent_notes_prompt = """Rewrite your notes on this person after the chat.
+
+Notes so far:
+{agent_notes}
+
+The chat:
+{conversation_str}
+
+Reply with JSON: {{"user_preferences_reasoning": str, "agent_notes": str}}"""
+
+proper_scaffolding_prompt = """Pick the notes that matter for the next reply.
+
+The chat so far:
+{conversation_history}
+
+All notes:
+{complete_agent_notes}
+
+Reply with JSON: {{"reasoning": str, "relevant_notes": str}}"""
