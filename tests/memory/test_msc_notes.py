@@ -56,13 +56,18 @@ async def test_notes_are_one_uncapped_document_read_whole_and_picked_per_turn() 
     assert str(api.requests[-1].json_schema.get("title")) == "NotesSelection"  # type: ignore[union-attr]
 
 
-async def test_no_notes_no_calls_before_the_first_session() -> None:
+async def test_the_pick_runs_on_empty_notes_as_msc_s_code_unless_told_not_to() -> None:
     api = ScriptedAPI(responder=memory_reply, name="scripted/memory")
     memory = create_memory("reflection", ModelRoles({"memory": api}), form="msc")
     user = UserSpec(id="u", persona="p", preferences=[])
     assert await memory.context(user, SessionInfo(index=0, benchmark="collab")) == ""
+    recalled = await memory.recall(user, [Message(role="user", content="hi")])
+    assert "Use bullet points." in recalled and len(api.requests) == 1
+    quiet = ScriptedAPI(responder=memory_reply, name="scripted/memory")
+    roles = ModelRoles({"memory": quiet})
+    memory = create_memory("reflection", roles, form="msc", pick_before_notes=False)
     assert await memory.recall(user, [Message(role="user", content="hi")]) == ""
-    assert not api.requests
+    assert not quiet.requests
 
 
 CHECKOUT = Path(__file__).parents[1] / "envs" / "collab" / "data" / "msc_checkout"
@@ -128,3 +133,16 @@ AGENT = Path("collaborativeagents/agents/collaborator_agent.py")
 
 def _swap(path: Path, old: str, new: str) -> None:
     path.write_text(path.read_text().replace(old, new))
+
+
+async def test_with_msc_s_prompts_the_line_comes_even_when_nothing_is_picked() -> None:
+    def nothing(request: Request) -> str:
+        return json.dumps({"reasoning": "r", "relevant_notes": ""})
+
+    api = ScriptedAPI(responder=nothing, name="scripted/memory")
+    roles = ModelRoles({"memory": api})
+    memory = create_memory("reflection", roles, form="msc", prompts_from=str(CHECKOUT))
+    user = UserSpec(id="u", persona="p", preferences=[])
+    recalled = await memory.recall(user, [Message(role="assistant", content="Hi?")])
+    assert recalled == "Notes {picked} for this reply:\n"
+    assert "All notes:\n\n" in api.requests[0].messages[0].content

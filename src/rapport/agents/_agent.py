@@ -60,11 +60,13 @@ class Agent:
         recall_in: RecallPlacement = "turn",
         context_in: RecallPlacement = "system",
         context_template: Callable[[str], str] | None = None,
+        first_join: str = "\n\n",
     ) -> list[Message]:
         """The full prompt: system prompt, the conversation, then this turn's recall."""
         context, notes = memory_context.strip(), recall.strip()
         if notes and recall_in == "first" and history and context_in == "system":
-            first = history[0].model_copy(update={"content": f"{notes}\n\n{history[0].content}"})
+            content = f"{recall}{first_join}{history[0].content}"
+            first = history[0].model_copy(update={"content": content})
             history, notes = [first, *history[1:]], ""
         notes = NOTES + notes if notes else ""
         if context_in == "turn" and context:
@@ -89,6 +91,7 @@ class Agent:
         recall_in: RecallPlacement = "turn",
         context_in: RecallPlacement = "system",
         context_template: Callable[[str], str] | None = None,
+        first_join: str = "\n\n",
         tools: list[ToolSpec] | None = None,
         schema: type[BaseModel] | None = None,
         config: GenerateConfig | None = None,
@@ -102,6 +105,7 @@ class Agent:
             recall_in=recall_in,
             context_in=context_in,
             context_template=context_template,
+            first_join=first_join,
         )
         on_text = self.on_text if schema is None else None
         return await self.model.generate(

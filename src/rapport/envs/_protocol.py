@@ -66,6 +66,8 @@ class AgentRequest:
     """Where this turn's recalled memory goes: a system message after the conversation
     (``turn``), the system prompt beside the session's memory context (``system``), or
     before the text of the conversation's first message (``first``)."""
+    first_join: str = "\n\n"
+    """What separates the recall from the first message's text under ``first``."""
     context_template: Callable[[str], str] | None = None
     """The system prompt with memory's session context in it, where the benchmark's own
     prompt has a place for it; None: `instructions`, then the context under its heading."""

@@ -146,6 +146,7 @@ class Orchestrator:
                     recall_in=placed or request.recall_in,
                     context_in=placed or "system",
                     context_template=request.context_template,
+                    first_join=request.first_join,
                     tools=request.tools,
                     schema=request.schema,
                     config=config,

@@ -157,7 +157,7 @@ async def select_notes(
         [Message(role="user", content=prompt)], schema=NotesSelection, config=NOTES_CONFIG
     )
     selection: NotesSelection = out.parsed
-    return selection.relevant_notes.strip()
+    return selection.relevant_notes
 
 
 def fill(template: str, values: Mapping[str, object]) -> str:

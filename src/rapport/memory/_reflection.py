@@ -302,6 +302,9 @@ class ReflectionMemory(BaseMemory):
         above apply); ``msc``: MultiSessionCollab's one free-text notes document, rewritten
         from the whole conversation, all of it in the system prompt and the relevant part
         picked in words before every reply, nothing capped (only ``select`` applies)."""
+        pick_before_notes: bool = True
+        """``form: msc``: the per-turn pick runs while the notes are still empty too, as in
+        MSC's code (False: no pick call until the first session is learned)."""
         prompts_from: str | None = None
         """A MultiSessionCollab checkout (``form: msc`` only): the notes are updated and
         picked with MSC's own prompts, the update's whole reply kept as the notes as MSC's
@@ -401,13 +404,16 @@ class ReflectionMemory(BaseMemory):
         state.data["last_reasoning"] = parsed.reasoning
 
     async def _msc_recall(self, user: UserRef, conversation: list[Message]) -> str:
-        """MSC's per-turn pick of the notes that bear on the next reply ("" before any)."""
+        """MSC's per-turn pick of the notes that bear on the next reply. With MSC's prompts
+        the line before the picked notes comes even when none are picked, as in its code."""
         notes = notes_text(self.state(user))
-        if not notes or not self.select:
+        if not self.select or not (notes or self.options.pick_before_notes):
             return ""
         prompts = self.notes_prompts
         picked = await select_notes(self.models.get("memory"), prompts, notes, conversation)
-        return prompts.render("recall", notes=picked).strip() if picked else ""
+        if prompts.raw_notes:
+            return prompts.render("recall", notes=picked)
+        return prompts.render("recall", notes=picked.strip()).strip() if picked.strip() else ""
 
     async def reflect(self, messages: list[Message]) -> ParsedReflection:
         """One reflection, retried with the layout error shown until it parses.

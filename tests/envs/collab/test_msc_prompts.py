@@ -272,7 +272,7 @@ def test_prompts_from_takes_the_msc_session() -> None:
 async def test_memory_s_notes_fill_msc_s_agent_prompt_with_notes(kit: SimpleNamespace) -> None:
     """With notes on the user, the agent's system prompt is MSC's collaborator prompt with
     notes (the notes in its own slot, nothing of ours around them), and the picked notes
-    open the greeting."""
+    open the greeting, joined to it as MSC's code joins them."""
     from rapport.memory import BaseMemory
 
     class Notes(BaseMemory):
@@ -289,7 +289,7 @@ async def test_memory_s_notes_fill_msc_s_agent_prompt_with_notes(kit: SimpleName
     assert record.status == "ok", record.events
     system, greeting, _ = apis["agent"].requests[0].messages
     assert system.content == "You help people; your notes on this person:\nWants bullet points."
-    assert greeting.content == f"Picked: bullets.\n\n{OPENING}"
+    assert greeting.content == f"Picked: bullets.{OPENING}"  # MSC joins them with nothing
     assert record.outcome.prompts.endswith(
         ": reflective_agent_system_prompt_no_json, "
         "user_system_prompt_profile_with_preferences, accuracy_prompt_qa"

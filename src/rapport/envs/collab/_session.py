@@ -183,6 +183,7 @@ class CollabEpisode(Episode):
             config=self.protocol.agent_config,
             recall_in="first" if self._msc_agent else "turn",
             context_template=self._msc_notes_prompt if self._notes_template else None,
+            first_join="" if self._notes_template else "\n\n",
         )
 
     @property
