@@ -99,3 +99,16 @@ def test_an_unknown_preset_is_one_line_and_writes_nothing(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown preset 'tiny'" in err[0]
     assert not (tmp_path / "r").exists()
+
+
+def test_the_report_names_the_paper_s_data_a_run_read_and_the_data_it_left_at_ours(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checkout = Path(__file__).parent / "collab" / "data" / "msc_checkout"
+    assert main(_run(tmp_path, "--prompts-from", str(checkout))) == 0, capsys.readouterr().err
+    [line] = [x for x in capsys.readouterr().out.splitlines() if x.startswith("Preset:")]
+    assert "options that differ from the paper: none;" in line
+    own = line.split("rapport's own data, not the paper's: ", 1)[1].split("; data read from")[0]
+    assert own.startswith("problems (paper: MSC's cached test problems")
+    assert "profiles (paper: MSC's profiles" in own and "prompts_from" not in own
+    assert line.endswith(f"; data read from: prompts_from={checkout}")

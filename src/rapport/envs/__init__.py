@@ -6,6 +6,7 @@ from rapport.log import Condition, SessionSpec, UserSpec
 from ._presets import Preset, UnknownPresetError, apply_preset, get_preset, memory_options_for
 from ._protocol import (
     GENERIC_SETTINGS,
+    PAPER_DATA,
     AgentRequest,
     Benchmark,
     Episode,
@@ -13,6 +14,7 @@ from ._protocol import (
     SessionFailure,
     SessionLog,
     default_conditions,
+    paper_data,
 )
 from ._registry import (
     BENCHMARKS,
@@ -31,6 +33,7 @@ from ._simulator import UserSimulator, sounds_like_assistant
 __all__ = [
     "BENCHMARKS",
     "GENERIC_SETTINGS",
+    "PAPER_DATA",
     "PRESETS",
     "AgentRequest",
     "Benchmark",
@@ -53,6 +56,7 @@ __all__ = [
     "default_conditions",
     "get_preset",
     "memory_options_for",
+    "paper_data",
     "register_benchmark",
     "register_preset",
     "registered_presets",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self, get_args
 
 from pydantic import BaseModel
+from pydantic.json_schema import JsonDict
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles, ToolCall, ToolSpec
 from rapport.log import (
@@ -49,6 +50,18 @@ class SessionFailure(Exception):
         super().__init__(message)
         self.where = where
         self.error_type = error_type or type(self).__name__
+
+
+PAPER_DATA = "paper_data"
+"""The key, in an option field's ``json_schema_extra``, that marks it as reading a paper's
+published data or text from a path; its value says what the paper uses and how to give it.
+Reports list such options apart: given, as the data the run read; left at rapport's own, as
+a difference from the paper."""
+
+
+def paper_data(what: str) -> JsonDict:
+    """``json_schema_extra`` for an option that reads the paper's data (see `PAPER_DATA`)."""
+    return {PAPER_DATA: what}
 
 
 @dataclass

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rapport.envs import benchmark_class
+from rapport.envs import PAPER_DATA, benchmark_class
 from rapport.log import ExperimentConfig, Invocation, ModelInfo, Run, role_sampling
 
 
@@ -34,7 +34,12 @@ class RunDescription(BaseModel):
     """The preset that ran (None: the paper's protocol)."""
     differs_from_paper: dict[str, Any] = Field(default_factory=dict)
     """The benchmark options whose value is not the paper's default (the benchmark's own
-    default), as the run stored them."""
+    default), as the run stored them; data options are in the next two."""
+    data_read: dict[str, Any] = Field(default_factory=dict)
+    """Options that read a paper's published data or text from a path, as given."""
+    data_not_the_papers: dict[str, str] = Field(default_factory=dict)
+    """Options that read a paper's published data, left at rapport's own: option -> what
+    the paper uses and how to give it."""
     benchmark_options: dict[str, Any] = Field(default_factory=dict)
     memory_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Condition -> its memory's options as it ran with them, defaults included (runs
@@ -65,6 +70,8 @@ def describe_run(
         seed=config.seed,
         preset=config.preset,
         differs_from_paper=paper_differences(config),
+        data_read=_data_options(config, given=True),
+        data_not_the_papers=_data_options(config, given=False),
         benchmark_options=dict(config.options),
         memory_options=(
             {k: dict(v) for k, v in last.memory_settings.items()}
@@ -88,18 +95,46 @@ def describe_run(
 
 def paper_differences(config: ExperimentConfig) -> dict[str, Any]:
     """The run's benchmark options that are not the benchmark's defaults (its paper's
-    protocol); empty when the benchmark declares no options model or cannot be loaded."""
+    protocol), data options aside; empty when the benchmark declares no options model or
+    cannot be loaded."""
+    defaults, papers = _defaults(config)
+    return {
+        k: v
+        for k, v in config.options.items()
+        if k in defaults and k not in papers and defaults[k] != v
+    }
+
+
+def _data_options(config: ExperimentConfig, *, given: bool) -> dict[str, Any]:
+    """The options that read a paper's data (``paper_data`` on the field): those the run
+    gave (`given`), or those it left at rapport's own with what the paper uses."""
+    defaults, papers = _defaults(config)
+    found: dict[str, Any] = {}
+    for name, paper in papers.items():
+        value = config.options.get(name, defaults.get(name))
+        if (value != defaults.get(name)) == given:
+            found[name] = value if given else paper
+    return found
+
+
+def _defaults(config: ExperimentConfig) -> tuple[dict[str, Any], dict[str, str]]:
+    """The benchmark's option defaults, and its data options with what the paper uses."""
     try:
         model = benchmark_class(config.benchmark).options_model
     except (ValueError, ImportError):
-        return {}
+        return {}, {}
     if model is None:
-        return {}
+        return {}, {}
     try:
         defaults = model.model_validate({}).model_dump(mode="json")
     except ValueError:
-        return {}  # an options model with required fields has no paper default to compare
-    return {k: v for k, v in config.options.items() if k in defaults and defaults[k] != v}
+        return {}, {}  # an options model with required fields has no paper default
+    papers = {}
+    for name, info in model.model_fields.items():
+        extra = info.json_schema_extra
+        if isinstance(extra, dict) and isinstance(extra.get(PAPER_DATA), str):
+            papers[name] = str(extra[PAPER_DATA])
+    return defaults, papers
 
 
 def preset_line(description: RunDescription) -> str:
@@ -107,7 +142,15 @@ def preset_line(description: RunDescription) -> str:
     name = description.preset or "none (the paper's protocol)"
     differs = description.differs_from_paper
     changed = ", ".join(f"{k}={v}" for k, v in differs.items()) if differs else "none"
-    return f"Preset: {name}; options that differ from the paper: {changed}"
+    line = f"Preset: {name}; options that differ from the paper: {changed}"
+    if description.data_not_the_papers:
+        own = "; ".join(f"{k} (paper: {v})" for k, v in description.data_not_the_papers.items())
+        line += f"; rapport's own data, not the paper's: {own}"
+    if description.data_read:
+        line += "; data read from: " + ", ".join(
+            f"{k}={v}" for k, v in description.data_read.items()
+        )
+    return line
 
 
 def _model_uses(

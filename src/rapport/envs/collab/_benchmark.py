@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from rapport.llm import GenerateConfig, ModelRoles, stable_hash
 from rapport.log import Condition, ExperimentConfig, SessionRecord, SessionSpec, Table, UserSpec
 
-from .._protocol import Benchmark
+from .._protocol import Benchmark, paper_data
 from ._agreement import agreement_table, guard_table, prompts_table, protocol_table
 from ._loaders import is_msc_cache, load_local
 from ._msc_profiles import load_msc_profiles
@@ -30,11 +30,23 @@ class CollabOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
-    problems: str = "generated"
+    problems: str = Field(
+        default="generated",
+        json_schema_extra=paper_data(
+            "MSC's cached test problems, --problems CHECKOUT/collaborativeagents/datasets/"
+            "cache/<dataset>"
+        ),
+    )
     """Where problems come from: ``math500``, ``generated`` or a local file path."""
     personas: str | None = None
     """A Persona Hub style JSONL file; None: personas generated from attribute lists."""
-    profiles: str | None = None
+    profiles: str | None = Field(
+        default=None,
+        json_schema_extra=paper_data(
+            "MSC's profiles, --profiles CHECKOUT/collaborativeagents/user_profiles/"
+            "user_profiles.json"
+        ),
+    )
     """MultiSessionCollab's ``user_profiles.json``: users are its profiles, in file order
     (their preferences mapped onto our ids); None: users drawn from the taxonomy."""
     user: Literal["llm", "rules"] = "llm"
@@ -66,7 +78,9 @@ class CollabOptions(BaseModel):
     """The agent's nucleus sampling (MSC sets none: 1.0, no nucleus cut)."""
     agent_max_tokens: int = Field(default=2048, ge=1)
     """The most tokens of one agent reply (MSC: 2048)."""
-    prompts_from: str | None = None
+    prompts_from: str | None = Field(
+        default=None, json_schema_extra=paper_data("MSC's own prompts, --prompts-from CHECKOUT")
+    )
     """A MultiSessionCollab checkout: the ``msc`` session's agent, user and judge prompts
     and the task lines are MSC's own, read from its ``collaborativeagents/prompts.py`` and
     ``datasets/__init__.py`` at run time; None: our own wording (the default)."""

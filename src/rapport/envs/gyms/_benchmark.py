@@ -21,7 +21,7 @@ from rapport.log import (
     UserSpec,
 )
 
-from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog
+from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog, paper_data
 from ._core import EASY_HORIZON, HORIZON, AnswerRule, Gym
 from ._registry import ANSWERED, EASY, GYMS, make_gym
 from ._report import report_tables
@@ -75,7 +75,9 @@ class GymOptions(BaseModel):
     ``discounted`` ``1 - 0.5 * questions / horizon``."""
     policy_chars: int = Field(default=1500, ge=0)
     """TauGym: characters of the condensed domain policy shown to the agent (0: none)."""
-    gym_data: str | None = None
+    gym_data: str | None = Field(
+        default=None, json_schema_extra=paper_data("UserRL's published tasks, --gym-data CHECKOUT")
+    )
     """A UserRL checkout: play its published tasks (train episodes from its train split,
     eval episodes from its test split) under its scoring rules, the ``user`` model playing
     the user, instead of rapport's own content (function, telepathy, turtle, intention,

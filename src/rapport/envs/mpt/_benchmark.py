@@ -22,7 +22,7 @@ from rapport.log import (
 )
 from rapport.memory import render_sessions
 
-from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog
+from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog, paper_data
 from ._agent import render_instructions
 from ._dates import DateparserMissing, load_dateparser
 from ._generate import CHALLENGES, GenerationSettings, generate_users
@@ -71,7 +71,9 @@ class MPTOptions(BaseModel):
     """Keep at most this many eval instances per user (None: all)."""
     paraphrase: bool = False
     """Rewrite the templated user turns with the ``user`` model (cached) before learning."""
-    release: str | None = None
+    release: str | None = Field(
+        default=None, json_schema_extra=paper_data("PRefine's released users, --release CHECKOUT")
+    )
     """A checkout (or copy) of the public PRefine release: its users replace generated ones."""
     dataset: str = "mix600-v1"
     """The release's dataset config (``configs/datasets/<dataset>.json``)."""

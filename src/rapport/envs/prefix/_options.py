@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from rapport.judges import Dimension
 from rapport.log import MAX_SESSIONS
 
+from .._protocol import paper_data
 from ._executor import SafeExecutor
 from ._settings import Category, Setting, all_settings, extra_settings, get_setting
 from ._tasks import BfclTask
@@ -59,7 +60,9 @@ class PrefixOptions(BaseModel):
     """Characters of the transcript the UX judges read (the first turns and as many of the
     last as fit, tool results cut to 300); None (default): the whole log, cut to 12,000 only
     when it is past a judge's context, with a note on the session."""
-    rubric_from: str | None = None
+    rubric_from: str | None = Field(
+        default=None, json_schema_extra=paper_data("PrefIX's rubric, --rubric-from CHECKOUT")
+    )
     """A PrefIX checkout: the UX judges score its rubric (``LIKERT_DEFINITIONS``) with its
     prompt template and persona descriptions; None: ours (package data)."""
     max_messages: int = Field(default=180, ge=4)
@@ -74,7 +77,10 @@ class PrefixOptions(BaseModel):
     """Where the BFCL tasks come from: a folder laid out like bfcl-eval's ``data/`` folder or
     a bfcl-eval wheel, with BFCL v3 or v4 multi-turn files; None: the installed bfcl-eval's
     (v4)."""
-    coarsened: str | None = None
+    coarsened: str | None = Field(
+        default=None,
+        json_schema_extra=paper_data("PrefIX's fixed coarsened tasks, --coarsened CHECKOUT"),
+    )
     """A PrefIX checkout (or its ``Processing/`` folder): settings with a fixed-task file
     there run on the paper's fixed coarsened tasks (needs v3 ``task_data``); the others are
     coarsened by the run's model."""
