@@ -13,7 +13,6 @@ collaborator_agent.py``. Both files are parsed, never run.
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
 import string
 from collections.abc import Callable, Mapping
@@ -64,7 +63,8 @@ class NotesPrompts:
         fields: our field -> the template's name for it (absent: the same).
         raw_notes: the update's whole reply is the new notes (MSC's code, for every agent
             model but Llama-3.3-70B); False: the reply's ``notes`` field.
-        source: ``packaged``, or MSC's prompts file with its sha256.
+        source: ``packaged``, or MSC's prompts file (the session's prompts table names its
+            sha256).
     """
 
     update: str
@@ -201,14 +201,13 @@ def load_msc_notes_prompts(checkout: str | Path) -> NotesPrompts:
         raise MscNotesPromptsError(
             f"{agent}: '{method}' has no f-string that starts with {{{name}}}'s line"
         )
-    digest = hashlib.sha256(path.read_text(encoding="utf-8").encode("utf-8")).hexdigest()[:12]
     return NotesPrompts(
         update=update,
         select=select,
         recall=prefixes[-1].replace("{", "{{").replace("}", "}}") + "{notes}",
         fields={"update": _UPDATE[1], "select": _SELECT[1]},
         raw_notes=True,
-        source=f"MultiSessionCollab {PROMPTS_FILE} sha256:{digest}",
+        source=f"MultiSessionCollab {PROMPTS_FILE}",
     )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, Field, create_model, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, create_model, model_validator
 
 from rapport.llm import (
     GenerateConfig,
@@ -30,6 +30,7 @@ from rapport.llm import (
 from rapport.log import MemoryItem, Provenance, SessionRecord
 
 from ._msc_notes import (
+    NotesPrompts,
     fill,
     load_msc_notes_prompts,
     notes_text,
@@ -316,8 +317,11 @@ class ReflectionMemory(BaseMemory):
             if self.prompts_from is not None:
                 if self.form != "msc":
                     raise ValueError("prompts_from reads MSC's notes prompts: it takes form msc")
-                load_msc_notes_prompts(self.prompts_from)
+                self._msc_prompts = load_msc_notes_prompts(self.prompts_from)
             return self
+
+        _msc_prompts: NotesPrompts | None = PrivateAttr(default=None)
+        """The checkout's notes prompts, read once when the options are checked."""
 
     options: Options
 
@@ -327,11 +331,7 @@ class ReflectionMemory(BaseMemory):
         self.max_notes, self.layout, self.retries = o.max_notes, o.layout, o.retries
         self.structured_fallback, self.select = o.structured_fallback, o.select
         self.max_turn_chars, self.max_tokens = o.max_turn_chars, o.max_tokens
-        self.notes_prompts = (
-            load_msc_notes_prompts(o.prompts_from)
-            if o.prompts_from
-            else packaged_notes_prompts(prompt_template)
-        )
+        self.notes_prompts = o._msc_prompts or packaged_notes_prompts(prompt_template)
 
     def notes(self, user: UserRef) -> list[str]:
         """The user's current notes, in order."""
