@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rapport.cli import main
+from rapport.report import build_report, render_text
 from rapport.store import RunStore
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
@@ -48,6 +49,12 @@ def test_the_committed_run_is_part_done() -> None:
     assert " ".join(COMMAND[:-1]) in (RESULTS / "README.md").read_text(encoding="utf-8")
 
 
+def test_its_report_says_it_is_part_done() -> None:
+    text = render_text(build_report(PART_DONE))
+    done = len(_scores(PART_DONE))
+    assert f"Part-done: {done} of the {TOTAL} planned sessions are stored" in text
+
+
 def test_the_same_command_finishes_a_copy_of_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -59,6 +66,7 @@ def test_the_same_command_finishes_a_copy_of_it(
     after = _scores(run_dir)
     assert len(after) == TOTAL
     assert all(after[key] == scores for key, scores in before.items())
+    assert build_report(run_dir).part_done == ""
     fresh = tmp_path / "fresh"
     assert main([*COMMAND, "--run-dir", str(fresh)]) == 0
     assert _scores(fresh) == after

@@ -73,6 +73,8 @@ class Report(BaseModel):
     users: int = 0
     sessions: int = 0
     """All stored sessions (train and eval)."""
+    planned_sessions: int | None = None
+    """Sessions the run's last invocation set out to run (None: not recorded)."""
     eval_sessions: int = 0
     errors: int = 0
     """Error events over all sessions."""
@@ -94,6 +96,17 @@ class Report(BaseModel):
     tables: list[Table] = Field(default_factory=list)
     description: RunDescription | None = None
     """The run's config, models, retrieval backends, packages and code revision."""
+
+    @property
+    def part_done(self) -> str:
+        """One line saying the run is part-done and how to finish it ("" when it is not)."""
+        planned = self.planned_sessions
+        if planned is None or self.sessions >= planned:
+            return ""
+        return (
+            f"Part-done: {self.sessions} of the {planned} planned sessions are stored; "
+            "run the same command again to resume it."
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document of ``rapport report --format json``."""
@@ -190,7 +203,8 @@ def build_report(run_dir: str | Path, *, seed: int = 0, light: bool = False) -> 
         records = store.score_records() if light else store.sessions()
         usage = store.usage_by_role()
         users = store.user_count()
-        description = describe_run(run, store.invocations(), store.models_by_role())
+        invocations = store.invocations()
+        description = describe_run(run, invocations, store.models_by_role())
         error_counts = store.error_counts() if light else {}
         repeated = [
             RepeatedError(condition=c, user_id=u, session=i, attempts=n)
@@ -214,6 +228,7 @@ def build_report(run_dir: str | Path, *, seed: int = 0, light: bool = False) -> 
         lower_is_better=[m for m in hooks.lower_is_better if m in metrics],
         users=users,
         sessions=len(records),
+        planned_sessions=invocations[-1].planned_sessions if invocations else None,
         eval_sessions=len(eval_sessions(records)),
         errors=sum(error_counts.values()),
         errors_by_condition=error_counts,

@@ -114,6 +114,8 @@ def render_text(report: Report) -> str:
     )
     if report.repeated_errors:
         parts.append(repeated_errors_line(report))
+    if report.part_done:
+        parts.append(report.part_done)
     return "\n\n".join(parts)
 
 
