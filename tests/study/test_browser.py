@@ -35,7 +35,10 @@ def _tab_to(page: Any, element_id: str, limit: int = 30) -> None:
 
 
 def _chat(page: Any, text: str) -> None:
-    """Type a message with the keyboard, send it with Ctrl+Enter, wait for the reply."""
+    """Type a message with the keyboard, send it with Ctrl+Enter, wait for the reply.
+
+    The page's script (deferred) binds Ctrl+Enter; it has run once the DOM is loaded."""
+    page.wait_for_load_state("domcontentloaded")
     replies = page.locator("#chat li.msg.agent").count()
     _tab_to(page, "text")
     page.keyboard.type(text)
