@@ -23,7 +23,7 @@ from rapport.log import ErrorEvent, Run, SessionRecord, Table
 from rapport.store import RunStore
 
 from ._curves import CurvePoint, PairedDifference, paired_differences, session_curves
-from ._describe import RunDescription, describe_run
+from ._describe import RunDescription, describe_run, planned_sessions
 
 
 class TokenUsage(BaseModel):
@@ -228,7 +228,7 @@ def build_report(run_dir: str | Path, *, seed: int = 0, light: bool = False) -> 
         lower_is_better=[m for m in hooks.lower_is_better if m in metrics],
         users=users,
         sessions=len(records),
-        planned_sessions=invocations[-1].planned_sessions if invocations else None,
+        planned_sessions=planned_sessions(invocations),
         eval_sessions=len(eval_sessions(records)),
         errors=sum(error_counts.values()),
         errors_by_condition=error_counts,

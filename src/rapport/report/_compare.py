@@ -16,6 +16,7 @@ from rapport.store import RUN_FILE, RunStore
 
 from ._build import build_report
 from ._curves import PairedDifference, paired_differences
+from ._describe import planned_sessions
 
 
 class CompareError(ValueError):
@@ -103,7 +104,7 @@ def run_overview(run_dir: str | Path, label: str | None = None) -> RunOverview:
         conditions=[c.name for c in run.conditions] or list(config.memory),
         users=users,
         sessions=sessions,
-        planned_sessions=invocations[-1].planned_sessions if invocations else None,
+        planned_sessions=planned_sessions(invocations),
         error_sessions=errors,
         size_bytes=_store_size(Path(run_dir)),
     )

@@ -59,6 +59,11 @@ class RunDescription(BaseModel):
     """What differed between invocations (packages, revision, models ...)."""
 
 
+def planned_sessions(invocations: list[Invocation]) -> int | None:
+    """Sessions the run's last invocation set out to run (None: not recorded)."""
+    return invocations[-1].planned_sessions if invocations else None
+
+
 def describe_run(
     run: Run, invocations: list[Invocation], calls: dict[str, dict[str, int]]
 ) -> RunDescription:
