@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "cache": "rapport.cli._cache",
     "study": "rapport.cli._study",
     "pack": "rapport.cli._pack",
+    "protocol": "rapport.cli._protocol",
 }
 
 

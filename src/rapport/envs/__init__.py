@@ -3,6 +3,12 @@ base class and the `Episode` an orchestrator plays."""
 
 from rapport.log import Condition, SessionSpec, UserSpec
 
+from ._paper import (
+    PaperSetting,
+    ProtocolRow,
+    differing,
+    protocol_rows,
+)
 from ._presets import Preset, UnknownPresetError, apply_preset, get_preset, memory_options_for
 from ._protocol import (
     GENERIC_SETTINGS,
@@ -40,7 +46,9 @@ __all__ = [
     "Condition",
     "Episode",
     "GenericSetting",
+    "PaperSetting",
     "Preset",
+    "ProtocolRow",
     "SessionFailure",
     "SessionLog",
     "SessionSpec",
@@ -54,9 +62,11 @@ __all__ = [
     "conditions_for",
     "create_benchmark",
     "default_conditions",
+    "differing",
     "get_preset",
     "memory_options_for",
     "paper_data",
+    "protocol_rows",
     "register_benchmark",
     "register_preset",
     "registered_presets",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Self, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, get_args
 
 from pydantic import BaseModel
 from pydantic.json_schema import JsonDict
@@ -33,6 +33,9 @@ from rapport.log import (
     Turn,
     UserSpec,
 )
+
+if TYPE_CHECKING:
+    from ._paper import PaperSetting
 
 GenericSetting = Literal["users", "sessions", "max_turns"]
 """The run settings every config has, which a benchmark may or may not use."""
@@ -197,6 +200,9 @@ class Benchmark(ABC):
     memory_defaults: ClassVar[dict[str, dict[str, Any]]] = {}
     """Memory options its paper's protocol sets (method -> options), under a preset's and
     a run's own."""
+    paper_protocol: ClassVar[tuple[PaperSetting, ...]] = ()
+    """The settings its paper fixes, each with the paper's value, source and the option
+    that sets it (`rapport protocol NAME` prints them beside a config's values)."""
     uses: ClassVar[frozenset[GenericSetting]] = frozenset(GENERIC_SETTINGS)
     """The generic run settings it honours (``users``, ``sessions``, ``max_turns``); a run
     that sets one it does not use is refused."""
