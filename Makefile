@@ -3,7 +3,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha256sum | cut -c1-12)
-EXTRAS := llamacpp,embedded,embeddings,dev,prefix,mpt,tau,gym,train,peers,math500,study
+EXTRAS := llamacpp,embedded,embeddings,dev,prefix,mpt,tau,gym,train,peers,math500,study,service
 
 .PHONY: install demo test lint typecheck unit bench train-smoke clean
 

@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "models": "rapport.cli._models",
     "list": "rapport.cli._list",
     "serve-model": "rapport.cli._serve",
+    "serve-memory": "rapport.cli._serve_memory",
     "library": "rapport.cli._library",
     "train": "rapport.cli._train",
     "cache": "rapport.cli._cache",

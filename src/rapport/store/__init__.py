@@ -4,6 +4,14 @@ from ._cache import SqliteCache, default_cache_path
 from ._lock import RunDirBusy, RunDirLock
 from ._pack import pack_run
 from ._queries import ErrorRow, SessionRow
+from ._service import (
+    IdempotencyConflict,
+    ServiceStore,
+    UserMemory,
+    VersionConflict,
+    key_digest,
+)
+from ._service import Job as ServiceJob
 from ._sqlite import (
     RUN_FILE,
     ConfigMismatchError,
@@ -21,18 +29,24 @@ __all__ = [
     "RUN_FILE",
     "ConfigMismatchError",
     "ErrorRow",
+    "IdempotencyConflict",
     "RoleUsage",
     "RunDirBusy",
     "RunDirLock",
     "RunStore",
+    "ServiceJob",
+    "ServiceStore",
     "SessionRow",
     "SqliteCache",
     "StoreError",
+    "UserMemory",
+    "VersionConflict",
     "check_database",
     "check_run_store",
     "config_differences",
     "default_cache_path",
     "is_sqlite_file",
+    "key_digest",
     "pack_run",
     "write_transaction",
 ]
