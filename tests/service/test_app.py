@@ -69,7 +69,9 @@ async def test_learning_is_accepted_then_ready_with_a_version(
     again = client.post("/v1/users/ada/conversations", json=body, headers=headers)
     assert again.status_code == 200 and again.json()["job"] == first.json()["job"]
     other = {"messages": said("another conversation")}
-    assert client.post("/v1/users/ada/conversations", json=other, headers=headers).status_code == 409
+    assert (
+        client.post("/v1/users/ada/conversations", json=other, headers=headers).status_code == 409
+    )
     await hub.work()
     job = client.get(f"/v1/jobs/{first.json()['job']}", headers=auth("acme")).json()
     assert (job["status"], job["version"]) == ("done", 1)

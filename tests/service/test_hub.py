@@ -52,7 +52,9 @@ async def test_forget_removes_every_row_of_the_user_and_no_other(hub: MemoryHub)
     assert "bob prefers tables" in (await hub.context("bob", _chat("tables?"))).recall
 
 
-async def test_a_worker_that_dies_before_finishing_leaves_the_job_to_another(tmp_path: Path) -> None:
+async def test_a_worker_that_dies_before_finishing_leaves_the_job_to_another(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "m.sqlite"
     dying = MemoryHub.open("rag", path, options={"backend": "bm25"}, lease_s=0.0)
     receipt = dying.learn("ada", _chat("Use numbered steps."))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import httpx
-from fastapi import FastAPI, Header, HTTPException, Path, Request, Response
+from fastapi import FastAPI, Header, HTTPException, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 
@@ -52,6 +52,8 @@ class ServiceSettings:
     idle_end_s: float = 0.0
     worker: bool = True
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    learned: asyncio.Condition = field(default_factory=asyncio.Condition)
+    """Notified after each round of the worker (jobs long-polled with ``wait`` read again)."""
 
 
 class Conversation(BaseModel):
@@ -140,7 +142,7 @@ def _routes(app: FastAPI, hub: MemoryHub, settings: ServiceSettings) -> None:
         return await hub.context(user, body.messages, tenant=tenant)
 
     @app.post("/v1/users/{user}/conversations", response_model=LearnReceipt, status_code=202)
-    def learn(
+    async def learn(
         user: UserId,
         body: Conversation,
         tenant: Tenant,
@@ -156,12 +158,24 @@ def _routes(app: FastAPI, hub: MemoryHub, settings: ServiceSettings) -> None:
         return accepted
 
     @app.get("/v1/jobs/{job}", response_model=LearnReceipt)
-    def job(job: Annotated[int, Path(ge=1, le=2**62)], tenant: Tenant) -> LearnReceipt:
-        """A learn job: queued, running, done (with the version it made) or failed."""
-        found = hub.job(job, tenant=tenant)
-        if found is None:
-            raise HTTPException(404, "no such job")
-        return found
+    async def job(
+        job: Annotated[int, Path(ge=1, le=2**62)],
+        tenant: Tenant,
+        wait: Annotated[float, Query(ge=0, le=60)] = 0,
+    ) -> LearnReceipt:
+        """A learn job: queued, running, done (with the version it made) or failed. With
+        ``wait``, answers once the job is finished or after that many seconds."""
+        deadline = time.monotonic() + wait
+        while True:
+            found = hub.job(job, tenant=tenant)
+            if found is None:
+                raise HTTPException(404, "no such job")
+            left = deadline - time.monotonic()
+            if found.status in ("done", "failed") or left <= 0:
+                return found
+            async with settings.learned:
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(settings.learned.wait(), min(left, settings.poll_s))
 
     @app.delete("/v1/users/{user}", response_model=Forgotten)
     def forget(user: UserId, tenant: Tenant) -> Forgotten:
@@ -194,5 +208,7 @@ async def _worker(hub: MemoryHub, settings: ServiceSettings) -> None:
             await hub.work()
         except StoreError:
             pass  # the store is unreachable now; the next round tries again
+        async with settings.learned:
+            settings.learned.notify_all()
         with suppress(TimeoutError):
             await asyncio.wait_for(settings.wake.wait(), settings.poll_s)

@@ -132,7 +132,7 @@ def add_proxy(app: FastAPI, hub: MemoryHub, upstream: Upstream) -> httpx.AsyncCl
         )
 
     @app.post("/v1/conversations/{conversation}/end", response_model=LearnReceipt, status_code=202)
-    def end(
+    async def end(
         conversation: Annotated[str, Path(pattern=CONVERSATION_ID.pattern)], tenant: Tenant
     ) -> LearnReceipt:
         """End a proxied conversation: it is queued to learn from."""

@@ -300,7 +300,7 @@ class ServiceStore:
                         raise IdempotencyConflict(
                             "this Idempotency-Key was used for a different request"
                         )
-                    return self._job(db, int(row[1])), False
+                    return self._held(db, int(row[1])), False
             job_id = db.execute(
                 "INSERT INTO jobs (tenant, user_id, conversation, status, created) "
                 "VALUES (?, ?, ?, 'queued', ?)",
@@ -312,7 +312,7 @@ class ServiceStore:
                     "INSERT INTO idempotency VALUES (?, ?, ?, ?, ?)",
                     (tenant, idempotency_key, user_id, request, job_id),
                 )
-            return self._job(db, job_id), True
+            return self._held(db, job_id), True
 
     def job(self, tenant: str, job_id: int) -> Job | None:
         """A tenant's job (None: no such job for this tenant)."""
@@ -447,6 +447,12 @@ class ServiceStore:
             "SELECT tenant, conversation FROM conversations WHERE last_seen < ?", (before,)
         )
         return [(str(t), str(c)) for t, c in rows]
+
+    def _held(self, db: sqlite3.Connection, job_id: int) -> Job:
+        job = self._job(db, job_id)
+        if job is None:
+            raise StoreError(f"job {job_id} vanished inside its own transaction")
+        return job
 
     def _job(self, db: sqlite3.Connection, job_id: int) -> Job | None:
         row = db.execute(
