@@ -68,6 +68,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="N",
         help="requests per minute per tenant (0: no limit)",
     )
+    parser.add_argument(
+        "--seed",
+        type=whole_number("--seed", 0, 2**63 - 1),
+        default=0,
+        metavar="N",
+        help="seed the memory's model calls derive their sampling seeds from (a run's --seed "
+        "gives the same calls)",
+    )
     parser.add_argument("--add-tenant", metavar="NAME", help="create a tenant, print a key, exit")
     parser.set_defaults(handler=handle)
 

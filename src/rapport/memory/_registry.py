@@ -21,6 +21,8 @@ MEMORIES: dict[str, Any] = {
     "prime": "rapport.memory.prime:PrimeMemory",
     "reflexion": "rapport.memory._reflexion:ReflexionMemory",
     "react": "rapport.memory._react:ReActMemory",
+    # A running `rapport serve-memory`, over HTTP.
+    "service": "rapport.service._client:ServiceMemory",
 }
 
 

@@ -60,6 +60,14 @@ class Conversation(BaseModel):
     """A conversation sent to learn from, or to get context for."""
 
     messages: list[ChatMessage] = Field(max_length=2_000)
+    task: str = Field(default="", max_length=2_000)
+    """What the conversation is about, where the app knows it (some methods retrieve by it)."""
+
+
+class Recall(BaseModel):
+    """What the memory recalls for the conversation so far."""
+
+    recall: str
 
 
 class UserEntry(BaseModel):
@@ -139,7 +147,17 @@ def _routes(app: FastAPI, hub: MemoryHub, settings: ServiceSettings) -> None:
     @app.post("/v1/users/{user}/context", response_model=Context)
     async def user_context(user: UserId, body: Conversation, tenant: Tenant) -> Context:
         """What goes into the prompt before the next reply to this conversation."""
-        return await hub.context(user, body.messages, tenant=tenant)
+        return await hub.context(user, body.messages, tenant=tenant, task=body.task)
+
+    @app.post("/v1/users/{user}/recall", response_model=Recall)
+    async def user_recall(user: UserId, body: Conversation, tenant: Tenant) -> Recall:
+        """What the memory recalls for the conversation so far (a per-turn call)."""
+        return Recall(recall=await hub.recall(user, body.messages, tenant=tenant))
+
+    @app.get("/v1/memory")
+    def memory_info(tenant: Tenant) -> dict[str, Any]:
+        """The memory method this service runs, with its options."""
+        return hub.describe()
 
     @app.post("/v1/users/{user}/conversations", response_model=LearnReceipt, status_code=202)
     async def learn(

@@ -140,18 +140,45 @@ class MemoryHub:
         return self._locks.setdefault(f"{tenant}/{user}", asyncio.Lock())
 
     async def context(
-        self, user: str, conversation: Sequence[ChatMessage] = (), *, tenant: str = "default"
+        self,
+        user: str,
+        conversation: Sequence[ChatMessage] = (),
+        *,
+        tenant: str = "default",
+        task: str = "",
     ) -> Context:
-        """The memory's context and recall for a reply to `conversation`."""
+        """The memory's session context, and its recall for a reply to `conversation`
+        (none for an empty one). `task` is a short public description of what the
+        conversation is about, where the app knows it."""
         async with self._lock(tenant, user):
             current = self.store.memory(tenant, user)
             ref = self._ref(tenant, user)
             self.memory.restore(ref, current.state)
-            info = SessionInfo(index=current.version, benchmark=BENCHMARK)
+            info = SessionInfo(index=current.version, benchmark=BENCHMARK, task=task)
             system = await self.memory.context(ref, info)
             recall = await self.memory.recall(ref, _messages(conversation)) if conversation else ""
         placement = self.memory.notes_in() or "turn"
         return Context(version=current.version, system=system, recall=recall, recall_in=placement)
+
+    async def recall(
+        self, user: str, conversation: Sequence[ChatMessage], *, tenant: str = "default"
+    ) -> str:
+        """What the memory recalls for the conversation so far, alone (a per-turn call:
+        the session context is not built again)."""
+        async with self._lock(tenant, user):
+            current = self.store.memory(tenant, user)
+            ref = self._ref(tenant, user)
+            self.memory.restore(ref, current.state)
+            return await self.memory.recall(ref, _messages(conversation))
+
+    def describe(self) -> dict[str, Any]:
+        """The method served: its name, options as it runs with them, where its text goes."""
+        return {
+            "method": self.memory.name,
+            "options": self.memory.effective_options(),
+            "notes_in": self.memory.notes_in(),
+            "retrieval": self.memory.describe(),
+        }
 
     def learn(
         self,
