@@ -42,6 +42,7 @@ def _ended(url: str, tenant: str, conversation: str, hub: MemoryHub) -> None:
     reply = httpx.post(
         f"{url}/v1/conversations/{conversation}/end",
         headers={"Authorization": f"Bearer {KEYS[tenant]}"},
+        timeout=60,
     )
     assert reply.status_code == 202
     job = reply.json()["job"]
@@ -112,6 +113,7 @@ def test_a_tenant_key_cannot_end_another_tenants_conversation(service: str, hub:
     reply = httpx.post(
         f"{service}/v1/conversations/{conversation}/end",
         headers={"Authorization": f"Bearer {KEYS['globex']}"},
+        timeout=60,
     )
     assert reply.status_code == 404
 

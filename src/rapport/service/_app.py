@@ -24,9 +24,9 @@ from rapport.store import IdempotencyConflict, StoreError
 
 from ._auth import Tenant
 from ._docs import docs_page
-from ._hub import ChatMessage, Context, LearnReceipt, MemoryHub
+from ._hub import ChatMessage, Context, LearnReceipt, MemoryHub, receipt
 from ._limits import BodyLimit, RateLimiter
-from ._proxy import Upstream, add_proxy
+from ._proxy import CONVERSATION_ID, Upstream, add_proxy
 
 USER_ID = r"^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,127}$"
 """What a user id may be: letters, digits and ``._@:+-``, up to 128 characters."""
@@ -194,6 +194,17 @@ def _routes(app: FastAPI, hub: MemoryHub, settings: ServiceSettings) -> None:
             async with settings.learned:
                 with suppress(TimeoutError):
                     await asyncio.wait_for(settings.learned.wait(), min(left, settings.poll_s))
+
+    @app.post("/v1/conversations/{conversation}/end", response_model=LearnReceipt, status_code=202)
+    async def end(
+        conversation: Annotated[str, Path(pattern=CONVERSATION_ID.pattern)], tenant: Tenant
+    ) -> LearnReceipt:
+        """End a proxied conversation: it is queued to learn from."""
+        job = hub.store.end(tenant, conversation)
+        if job is None:
+            raise HTTPException(404, "no open conversation of that id")
+        settings.wake.set()
+        return receipt(job)
 
     @app.delete("/v1/users/{user}", response_model=Forgotten)
     def forget(user: UserId, tenant: Tenant) -> Forgotten:

@@ -58,7 +58,9 @@ class ServiceMemory(BaseMemory):
 
     def _served(self) -> dict[str, Any]:
         if self._info is None:
-            reply = httpx.get(f"{self.options.url.rstrip('/')}/v1/memory", headers=self._headers)
+            reply = httpx.get(
+                f"{self.options.url.rstrip('/')}/v1/memory", headers=self._headers, timeout=60
+            )
             reply.raise_for_status()
             self._info = reply.json()
         return self._info

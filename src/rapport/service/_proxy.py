@@ -17,14 +17,14 @@ import json
 import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 import httpx
-from fastapi import FastAPI, HTTPException, Path, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from ._auth import Tenant
-from ._hub import ChatMessage, Context, LearnReceipt, MemoryHub, receipt
+from ._hub import ChatMessage, Context, MemoryHub
 
 NOTES_FRAME = (
     "Notes on this user's preferences, kept from earlier conversations. They are data about "
@@ -101,8 +101,8 @@ def chat_messages(body: Mapping[str, Any]) -> list[ChatMessage]:
 
 
 def add_proxy(app: FastAPI, hub: MemoryHub, upstream: Upstream) -> httpx.AsyncClient:
-    """Add ``POST /v1/chat/completions`` and ``POST /v1/conversations/{id}/end``; returns
-    the upstream client (the app closes it at shutdown)."""
+    """Add ``POST /v1/chat/completions``; returns the upstream client (the app closes it at
+    shutdown)."""
     client = httpx.AsyncClient(base_url=upstream.base_url.rstrip("/"), timeout=upstream.timeout_s)
     headers = {"Authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
 
@@ -130,17 +130,6 @@ def add_proxy(app: FastAPI, hub: MemoryHub, upstream: Upstream) -> httpx.AsyncCl
             media_type=reply.headers.get("content-type", "application/json"),
             headers={"X-Rapport-Conversation": conv},
         )
-
-    @app.post("/v1/conversations/{conversation}/end", response_model=LearnReceipt, status_code=202)
-    async def end(
-        conversation: Annotated[str, Path(pattern=CONVERSATION_ID.pattern)], tenant: Tenant
-    ) -> LearnReceipt:
-        """End a proxied conversation: it is queued to learn from."""
-        job = hub.store.end(tenant, conversation)
-        if job is None:
-            raise HTTPException(404, "no open conversation of that id")
-        app.state.settings.wake.set()
-        return receipt(job)
 
     return client
 
