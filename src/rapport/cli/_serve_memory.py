@@ -77,6 +77,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "gives the same calls)",
     )
     parser.add_argument("--add-tenant", metavar="NAME", help="create a tenant, print a key, exit")
+    parser.add_argument(
+        "--demo",
+        nargs="?",
+        const="llamacpp/qwen2.5-coder-0.5b",
+        metavar="SPEC",
+        help="serve a model (default the small embedded one) and the service on it, play two "
+        "conversations through the chat proxy with the openai SDK, print them, exit",
+    )
     parser.set_defaults(handler=handle)
 
 
@@ -84,6 +92,8 @@ def handle(args: argparse.Namespace) -> int:
     """Run the command."""
     if args.add_tenant is not None:
         return add_tenant(Path(args.db), args.add_tenant)
+    if args.demo is not None:
+        return demo(Path(args.db), args.demo, args.memory)
     hub = _hub(args)
     upstream = None
     if args.upstream:
@@ -100,6 +110,30 @@ def handle(args: argparse.Namespace) -> int:
     print(f"serving memory '{args.memory}' at http://{host}:{port} (API at /docs)", flush=True)
     server(app).run(sockets=[sock])
     return 0
+
+
+def demo(db: Path, model: str, method: str) -> int:
+    """Serve a model and the service on it; play the builder's two conversations."""
+    from rapport.llm import ModelError
+    from rapport.service._demo import demo_service, two_conversations
+
+    try:
+        with demo_service(model, db, method) as (url, key):
+            print(f"memory service ({method}) at {url}, model {model}", flush=True)
+            for turn in two_conversations(url, key):
+                print(f"\n[conversation {turn.conversation}] user: {turn.asked}")
+                print(f"[conversation {turn.conversation}] assistant: {turn.answered}")
+            notes = "\n".join(f"- {item['text']}" for item in _items(db))
+            print(f"\nwhat the memory keeps of the user:\n{notes}")
+    except ModelError as exc:
+        raise UsageError(str(exc)) from exc
+    return 0
+
+
+def _items(db: Path) -> list[dict[str, object]]:
+    from rapport.store import ServiceStore
+
+    return [i.model_dump() for i in ServiceStore(db).memory("demo", "ada").state.items]
 
 
 def add_tenant(db: Path, name: str) -> int:
