@@ -252,6 +252,28 @@ class ServiceStore:
         )
         return [(int(v), float(c), MemoryState.model_validate_json(s)) for v, c, s in rows]
 
+    def import_memories(self, tenant: str, states: dict[str, MemoryState]) -> None:
+        """Put users' memories in as their first version (a restore of exports, or seeding a
+        new service); users that already have one are refused whole.
+
+        Raises:
+            VersionConflict: one of the users already has a memory.
+        """
+        now = time.time()
+        with self._write() as db:
+            for user_id, state in states.items():
+                body = state.model_dump_json()
+                added = db.execute(
+                    "INSERT OR IGNORE INTO memories VALUES (?, ?, 1, ?, ?)",
+                    (tenant, user_id, body, now),
+                ).rowcount
+                if added != 1:
+                    raise VersionConflict(f"{user_id} already has a memory")
+                db.execute(
+                    "INSERT INTO versions VALUES (?, ?, 1, ?, NULL, ?)",
+                    (tenant, user_id, body, now),
+                )
+
     def forget(self, tenant: str, user_id: str) -> int:
         """Delete everything of a user: memory, versions, jobs, idempotency records.
         Returns the rows deleted."""
