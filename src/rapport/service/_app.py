@@ -70,6 +70,26 @@ class Recall(BaseModel):
     recall: str
 
 
+class Detail(BaseModel):
+    """An error: what went wrong, in one line."""
+
+    detail: Any
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": Detail, "description": "the body is not JSON"},
+    401: {"model": Detail, "description": "no valid API key"},
+    404: {"model": Detail, "description": "no such job or conversation of this tenant"},
+    409: {"model": Detail, "description": "an Idempotency-Key or conversation id reused"},
+    413: {"model": Detail, "description": "the body is over the limit"},
+    422: {"model": Detail, "description": "the request does not fit the schema"},
+    429: {"model": Detail, "description": "over the tenant's rate; see Retry-After"},
+    502: {"model": Detail, "description": "the upstream model cannot be reached"},
+    503: {"model": Detail, "description": "the memory store is unavailable"},
+}
+"""Every error the service answers with, documented on every route."""
+
+
 class UserEntry(BaseModel):
     """A user of the tenant and their memory version."""
 
@@ -108,6 +128,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        responses=ERRORS,
     )
     app.state.hub, app.state.settings = hub, settings
     app.add_middleware(BodyLimit, max_body=settings.max_body)
@@ -159,7 +180,12 @@ def _routes(app: FastAPI, hub: MemoryHub, settings: ServiceSettings) -> None:
         """The memory method this service runs, with its options."""
         return hub.describe()
 
-    @app.post("/v1/users/{user}/conversations", response_model=LearnReceipt, status_code=202)
+    @app.post(
+        "/v1/users/{user}/conversations",
+        response_model=LearnReceipt,
+        status_code=202,
+        responses={200: {"model": LearnReceipt, "description": "accepted before, same key"}},
+    )
     async def learn(
         user: UserId,
         body: Conversation,
@@ -219,6 +245,13 @@ def _errors(app: FastAPI) -> None:
     @app.exception_handler(IdempotencyConflict)
     async def conflict(_request: Request, exc: IdempotencyConflict) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=409)
+
+    @app.exception_handler(httpx.HTTPError)
+    async def upstream_error(_request: Request, exc: httpx.HTTPError) -> JSONResponse:
+        return JSONResponse(
+            {"detail": f"the upstream model cannot be reached: {type(exc).__name__}"},
+            status_code=502,
+        )
 
     @app.exception_handler(StoreError)
     async def store_error(_request: Request, exc: StoreError) -> JSONResponse:

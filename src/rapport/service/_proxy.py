@@ -17,11 +17,12 @@ import json
 import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._auth import Tenant
 from ._hub import ChatMessage, Context, MemoryHub
@@ -34,6 +35,27 @@ NOTES_FRAME = (
 """How memory text enters the prompt: framed as the user's preferences, never as system
 instructions, so a note a conversation planted cannot pose as the operator."""
 CONVERSATION_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+
+
+class ChatInMessage(BaseModel):
+    """A message of a chat request (fields not named here go on as given)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: str | list[dict[str, Any]] | None = None
+
+
+class ChatRequest(BaseModel):
+    """OpenAI's chat completion request; fields not named here go to the upstream as given."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(max_length=200)
+    messages: list[ChatInMessage] = Field(min_length=1, max_length=2_000)
+    user: str | None = Field(default=None, max_length=128)
+    """The user whose memory goes in (or the ``X-Rapport-User`` header)."""
+    stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,12 +113,11 @@ def chat_messages(body: Mapping[str, Any]) -> list[ChatMessage]:
         raise HTTPException(422, "messages: a list of 1 to 2000 messages")
     out = []
     for m in raw:
-        if not isinstance(m, dict) or m.get("role") not in ("system", "user", "assistant", "tool"):
-            raise HTTPException(422, "each message needs a role: system, user, assistant or tool")
         content = m.get("content")
         if isinstance(content, list):
             content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-        out.append(ChatMessage(role=m["role"], content=str(content or "")[:100_000]))
+        role = "system" if m["role"] == "developer" else m["role"]
+        out.append(ChatMessage(role=role, content=str(content or "")[:100_000]))
     return out
 
 
@@ -107,10 +128,10 @@ def add_proxy(app: FastAPI, hub: MemoryHub, upstream: Upstream) -> httpx.AsyncCl
     headers = {"Authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
 
     @app.post("/v1/chat/completions")
-    async def chat(request: Request, tenant: Tenant) -> Response:
+    async def chat(request: Request, chat: ChatRequest, tenant: Tenant) -> Response:
         """OpenAI's chat completions, with the user's memory in the prompt."""
-        body = await _json_body(request)
-        user = str(body.get("user") or request.headers.get("x-rapport-user") or "")
+        body = chat.model_dump(exclude_unset=True)
+        user = str(chat.user or request.headers.get("x-rapport-user") or "")
         if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._@:+-]{0,127}$", user):
             raise HTTPException(422, "name the user: the 'user' field or X-Rapport-User")
         messages = chat_messages(body)
@@ -118,7 +139,7 @@ def add_proxy(app: FastAPI, hub: MemoryHub, upstream: Upstream) -> httpx.AsyncCl
         context = await hub.context(user, messages, tenant=tenant)
         sent = {**body, "messages": with_memory(body["messages"], context)}
         said = [m.model_dump() for m in messages]
-        if body.get("stream"):
+        if chat.stream:
             return await _stream(client, headers, sent, hub, tenant, user, conv, said)
         reply = await client.post("/chat/completions", json=sent, headers=headers)
         if reply.status_code == 200:
@@ -132,16 +153,6 @@ def add_proxy(app: FastAPI, hub: MemoryHub, upstream: Upstream) -> httpx.AsyncCl
         )
 
     return client
-
-
-async def _json_body(request: Request) -> dict[str, Any]:
-    try:
-        body = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise HTTPException(400, "the body is not JSON") from exc
-    if not isinstance(body, dict):
-        raise HTTPException(400, "the body is not a JSON object")
-    return body
 
 
 def _reply_text(reply: Any) -> str:
