@@ -78,6 +78,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--add-tenant", metavar="NAME", help="create a tenant, print a key, exit")
     parser.add_argument(
+        "--mcp",
+        metavar="TENANT",
+        help="serve the memory as MCP tools (context, learn, forget) over stdio for one "
+        "tenant, instead of HTTP",
+    )
+    parser.add_argument(
         "--demo",
         nargs="?",
         const="llamacpp/qwen2.5-coder-0.5b",
@@ -95,6 +101,11 @@ def handle(args: argparse.Namespace) -> int:
     if args.demo is not None:
         return demo(Path(args.db), args.demo, args.memory)
     hub = _hub(args)
+    if args.mcp is not None:
+        from rapport.service._mcp import mcp_server
+
+        mcp_server(hub, tenant=args.mcp).run("stdio")
+        return 0
     upstream = None
     if args.upstream:
         upstream = Upstream(args.upstream, os.environ.get(args.upstream_key_env, ""))
