@@ -13,6 +13,7 @@ from ._sqlite import (
     check_database,
     check_run_store,
     config_differences,
+    connect_readonly,
     is_sqlite_file,
     write_transaction,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "check_database",
     "check_run_store",
     "config_differences",
+    "connect_readonly",
     "default_cache_path",
     "is_sqlite_file",
     "pack_run",
