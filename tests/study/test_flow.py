@@ -22,26 +22,19 @@ from rapport.store import RunStore
 from rapport.study import StudyCreated, StudyDB, create_study, csrf_token, start_study_server
 from rapport.view import memory_url, session_url, start_server
 
-from .helpers import DESIGN, NOTE, Participant, agent_reply, memory_reply, scripted_roles
-
-
-def _first_reflection_first(study: StudyCreated) -> tuple[str, str]:
-    """A participant who meets reflection first (and the coding study first): parts are
-    coding with reflection, coding with none, mixed with reflection, mixed with none."""
-    db = StudyDB(study.study_dir)
-    try:
-        who = next(
-            a
-            for a in db.assignments()
-            if a.order[0] == "reflection" and a.study_types[0] == "coding"
-        )
-    finally:
-        db.close()
-    return who.participant, study.tokens[who.participant]
+from .helpers import (
+    DESIGN,
+    NOTE,
+    Participant,
+    agent_reply,
+    memory_reply,
+    reflection_first,
+    scripted_roles,
+)
 
 
 def test_a_participant_works_through_every_session(study: StudyCreated, capsys) -> None:  # type: ignore[no-untyped-def]
-    pid, token = _first_reflection_first(study)
+    pid, token = reflection_first(study)
     with start_study_server(study.study_dir, models=scripted_roles()) as url:
         client = httpx.Client(base_url=url, timeout=30)
         p = Participant(client, f"/p/{token}")
@@ -153,7 +146,7 @@ def test_a_participant_works_through_every_session(study: StudyCreated, capsys) 
 
 
 def test_a_participant_comes_back_to_a_new_server(study: StudyCreated) -> None:
-    _pid, token = _first_reflection_first(study)
+    _pid, token = reflection_first(study)
     with start_study_server(study.study_dir, models=scripted_roles()) as url:
         p = Participant(httpx.Client(base_url=url, timeout=30), f"/p/{token}")
         p.consent()
@@ -203,7 +196,7 @@ def test_a_reply_that_fails_once_is_tried_again_and_the_session_goes_on(
 
 
 def test_the_next_session_waits_while_the_memory_learns(study: StudyCreated) -> None:
-    pid, token = _first_reflection_first(study)
+    pid, token = reflection_first(study)
     release = threading.Event()
 
     async def slow_memory(request: Request) -> str:
@@ -241,7 +234,7 @@ def test_the_next_session_waits_while_the_memory_learns(study: StudyCreated) -> 
 def test_closing_answers_a_killed_server_had_not_stored_reach_the_run_store(
     study: StudyCreated,
 ) -> None:
-    pid, token = _first_reflection_first(study)
+    pid, token = reflection_first(study)
     with start_study_server(study.study_dir, models=scripted_roles()) as url:
         p = Participant(httpx.Client(base_url=url, timeout=30), f"/p/{token}")
         p.consent()
