@@ -37,7 +37,8 @@ from rapport.envs.study import (
 )
 from rapport.eval import MAX_AGENT_CALLS, one_line
 
-from ._db import SessionKey, StoredMessage, StudyDB, TurnOrderError
+from ._chat import ChatPages
+from ._db import SessionKey, StoredMessage, TurnOrderError
 from ._guard import Guard, csrf_token, form
 from ._live import LiveSession, State, StudyRuntime
 from ._pages import page
@@ -65,6 +66,7 @@ class Participants:
         self.rt = runtime
         self.secret = runtime.db.secret()
         self.design = runtime.benchmark.design
+        self.chats = ChatPages(runtime.db)
 
     def _who(self, request: Request) -> Assignment:
         found = self.rt.db.participant_by_token(request.path_params["token"])
@@ -189,7 +191,7 @@ class Participants:
             ended=self.rt.db.ended(key),
         )
         # A long session's page takes long to read and render: not in the event loop.
-        return await asyncio.to_thread(_session_page, self.rt.db, key, context)
+        return await asyncio.to_thread(_session_page, self.chats, key, context)
 
     async def message(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
@@ -274,13 +276,13 @@ class Participants:
             # cleared together, so the draft always belongs to the message after the last.
             messages = self.rt.db.messages(key, after)
             state, draft, version = self._now(key, live)
-            if len(messages) > RENDER_ON_LOOP:
-                bodies = await asyncio.to_thread(_bodies, messages)
-            else:
-                bodies = _bodies(messages)
-            for body in bodies:
-                yield _event("message", body)
-                after, shown = body["seq"], 0
+            if messages:
+                if len(messages) > RENDER_ON_LOOP:
+                    text = await asyncio.to_thread(_message_events, messages)
+                else:
+                    text = _message_events(messages)
+                yield text  # one chunk: a long catch-up is one write, not thousands
+                after, shown = messages[-1].seq, 0
             if len(draft) > shown:
                 yield _event("delta", {"seq": after + 1, "offset": shown, "text": draft[shown:]})
                 shown = len(draft)
@@ -372,22 +374,26 @@ def _closing_choices(who: Assignment) -> list[tuple[str, str]]:
     return [*choices, ("no difference", "No difference")]
 
 
-def _bodies(messages: list[StoredMessage]) -> list[dict[str, Any]]:
+def _message_events(messages: list[StoredMessage]) -> str:
     """Stored messages as the event stream sends them (agent replies as sanitized HTML)."""
-    return [
-        {
-            "seq": m.seq,
-            "speaker": m.speaker,
-            "text": m.text,
-            "html": render_markdown(m.text) if m.speaker == "agent" else None,
-        }
+    return "".join(
+        _event(
+            "message",
+            {
+                "seq": m.seq,
+                "speaker": m.speaker,
+                "text": m.text,
+                "html": render_markdown(m.text) if m.speaker == "agent" else None,
+            },
+        )
         for m in messages
-    ]
+    )
 
 
-def _session_page(db: StudyDB, key: SessionKey, context: dict[str, Any]) -> Response:
+def _session_page(chats: ChatPages, key: SessionKey, context: dict[str, Any]) -> Response:
     """A session's page with its messages (read and rendered in a worker thread)."""
-    return page("session.html", messages=db.messages(key), **context)
+    chat, last = chats.html(key)
+    return page("session.html", chat=chat, last_seq=last, **context)
 
 
 def _event(kind: str, body: object) -> str:
