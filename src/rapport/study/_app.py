@@ -55,8 +55,8 @@ so, and the participant ends the session."""
 
 RENDER_ON_LOOP = 8
 """Up to this many stored messages are rendered for an event stream in the event loop;
-more (a page catching up on a long session) are rendered in a worker thread, so one long
-session never holds up the others."""
+more (a page catching up on a long session) in a worker thread, so the loop goes on
+serving the others meanwhile."""
 
 
 class Participants:
@@ -93,7 +93,7 @@ class Participants:
         (the next one); waiting (its turn has not come)."""
         states, ready = [], True
         for key in self._keys(who):
-            if self.rt.stored(key) is not None:
+            if self.rt.is_stored(key):
                 states.append("done")
             elif ready:
                 saving = self.rt.db.survey(key) is not None
@@ -169,8 +169,8 @@ class Participants:
 
     async def session(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
-        stored = self.rt.stored(key)
-        live = self.rt.session(key) if stored is None else None
+        stored = self.rt.is_stored(key)
+        live = None if stored else self.rt.session(key)
         state: State = live.state if live is not None else "done"
         if state == "survey":
             return RedirectResponse(f"/p/{token}/s/{pos}/survey", status_code=303)
@@ -186,7 +186,7 @@ class Participants:
             problem=self.design.problem_bank()[spec.id],
             state=state,
             problem_text=live.problem if live is not None else "",
-            error=state == "error" or (stored is not None and stored.status == "error"),
+            error=state == "error" or (stored and self.rt.failed(key)),
             max_chars=self.design.max_message_chars,
             ended=self.rt.db.ended(key),
         )
@@ -203,7 +203,7 @@ class Participants:
             raise HTTPException(
                 400, f"messages are at most {self.design.max_message_chars} characters"
             )
-        if self.rt.stored(key) is not None:
+        if self.rt.is_stored(key):
             raise HTTPException(409, "this session is over")
         if self.rt.db.message_count(key, "user") >= MAX_MESSAGES:
             raise HTTPException(
@@ -225,7 +225,7 @@ class Participants:
     async def end(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
         await form(request, self.secret, who.participant)
-        if self.rt.stored(key) is None:
+        if not self.rt.is_stored(key):
             live = self.rt.session(key)
             if not self.rt.db.ended(key):
                 self.rt.db.end(key)
@@ -255,7 +255,7 @@ class Participants:
             after = int(request.query_params.get("after", "-1"))
         except ValueError:
             raise HTTPException(400, "after must be a whole number") from None
-        live = self.rt.session(key) if self.rt.stored(key) is None else None
+        live = self.rt.session(key) if not self.rt.is_stored(key) else None
         return StreamingResponse(
             self._stream(key, after, live),
             media_type="text/event-stream",
@@ -299,12 +299,11 @@ class Participants:
         """The session's state, its draft reply and its version."""
         if live is not None:
             return live.state, live.draft, live.version
-        stored = self.rt.stored(key)
-        return ("error" if stored is not None and stored.status == "error" else "done"), "", 0
+        return ("error" if self.rt.failed(key) else "done"), "", 0
 
     async def survey(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
-        if not self.rt.db.ended(key) and self.rt.stored(key) is None:
+        if not self.rt.db.ended(key) and not self.rt.is_stored(key):
             return RedirectResponse(f"/p/{token}/s/{pos}", status_code=303)
         answered = self.rt.db.survey(key)
         _part, study_type = self._part(who, pos)
@@ -319,7 +318,7 @@ class Participants:
     async def answer(self, request: Request) -> Response:
         who, _pos, key, token = self._open(request)
         values = await form(request, self.secret, who.participant)
-        if not self.rt.db.ended(key) and self.rt.stored(key) is None:
+        if not self.rt.db.ended(key) and not self.rt.is_stored(key):
             raise HTTPException(409, "end the conversation before the survey")
         try:
             answers = SurveyAnswers(
@@ -329,7 +328,7 @@ class Participants:
         except (ValidationError, ValueError) as exc:
             raise HTTPException(400, one_line(exc)) from None
         self.rt.db.put_survey(key, answers)
-        if self.rt.stored(key) is None:
+        if not self.rt.is_stored(key):
             self.rt.session(key)
             self.rt.submit_survey(key, answers)
         return RedirectResponse(f"/p/{token}", status_code=303)

@@ -225,6 +225,15 @@ class StudyRuntime:
         """The session as committed to the run store (None: not yet)."""
         return self.store.session(key.condition, key.participant, key.index)
 
+    def is_stored(self, key: SessionKey) -> bool:
+        """Whether the session is in the run store (without reading it: a long session's
+        record is large)."""
+        return key.index in self.store.done(key.condition, key.participant)
+
+    def failed(self, key: SessionKey) -> bool:
+        """Whether the session is in the run store with status ``error``."""
+        return key.index in self.store.error_indices(key.condition, key.participant)
+
     def session(self, key: SessionKey) -> LiveSession:
         """The session's live state, its play task started (again) if needed.
 

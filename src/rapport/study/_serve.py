@@ -32,8 +32,12 @@ from ._reply import RETRY_DELAYS_S
 
 HOST = "127.0.0.1"
 
-HEADER_TIMEOUT_S = 10.0
+HEADER_TIMEOUT_S = 20.0
 """How long a connection may take to send a request's line and headers."""
+
+LATE_S = 1.0
+"""A header timer that fires this late finds the event loop behind: the request's bytes may
+be queued behind other work, so the connection is judged again a timeout later."""
 
 KEEP_ALIVE_S = 5
 """How long an idle kept-alive connection stays open between requests."""
@@ -71,6 +75,7 @@ class _Guarded(H11Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._timer: asyncio.TimerHandle | None = None
+        self._due = 0.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -95,6 +100,7 @@ class _Guarded(H11Protocol):
     def _arm(self) -> None:
         if self._timer is None:
             self._timer = self.loop.call_later(self.header_timeout, self._too_slow)
+            self._due = self.loop.time() + self.header_timeout
 
     def _disarm(self) -> None:
         if self._timer is not None:
@@ -103,7 +109,9 @@ class _Guarded(H11Protocol):
 
     def _too_slow(self) -> None:
         self._timer = None
-        if not self.transport.is_closing():
+        if self.loop.time() - self._due > LATE_S:
+            self._arm()  # the loop is behind, not necessarily the client
+        elif not self.transport.is_closing():
             self.transport.close()
 
 
