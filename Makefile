@@ -5,7 +5,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha256sum | cut -c1-12)
 EXTRAS := llamacpp,embedded,embeddings,dev,prefix,mpt,tau,gym,train,peers,math500,study,service
 
-.PHONY: install demo test lint typecheck unit bench train-smoke clean
+.PHONY: install demo test lint typecheck unit attack bench train-smoke clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -34,6 +34,11 @@ typecheck: install
 
 unit: install
 	$(VENV)/bin/pytest -m "not real_model"
+
+# The study app's attack suite: faults a week with real participants would hit, hostile
+# input, restarts, outages, idle connections, file modes, the viewer's Host check.
+attack: install
+	$(VENV)/bin/pytest -m attack tests/study tests/view
 
 test: install lint typecheck
 	$(VENV)/bin/pytest

@@ -3,6 +3,11 @@ each consenting, then chatting through every session (two messages each, every r
 awaited on the page's event stream), ending it and filling its survey, against a server in
 its own process whose agent and memory are ``scripted/auto`` (no model time).
 
+With ``--long N`` one more participant's first session holds N stored messages (4,000 is
+the cap: 2,000 each way), and a client fetches that session's page and its whole event
+stream in a loop while the others work: ``page_ms`` is then the others' latency while one
+long session is being read and rendered, and ``long_page_ms`` that session's own.
+
 Prints one JSON object: participants, messages sent and acknowledged, errors (HTTP statuses
 other than the expected ones, and exceptions), lost (acknowledged messages or answered
 surveys missing from the study's database, or sessions missing from its run store), page
@@ -10,6 +15,7 @@ latency (every request: p50, p95, max in ms) and reply latency (message sent -> 
 seen). Stops by itself: each participant gives up at ``--deadline`` seconds.
 
     python benchmarks/study_load.py [--participants 50] [--sessions 12] [--deadline 600]
+        [--long 4000]
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from pathlib import Path
 import httpx
 
 from rapport.store import RunStore
-from rapport.study import StudyDB, create_study
+from rapport.study import SessionKey, StudyDB, create_study
 
 DESIGN = Path(__file__).parents[1] / "docs" / "study-design.yaml"
 _CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
@@ -146,14 +152,60 @@ def _ms(values: list[float], q: float) -> float:
     return round(1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
 
-async def _drive(url: str, tokens: dict[str, str], sessions: int, deadline: float) -> Tally:
-    tally = Tally()
+async def _drive(
+    url: str, tokens: dict[str, str], sessions: int, deadline: float, long: str | None
+) -> tuple[Tally, Tally]:
+    tally, reader = Tally(), Tally()
     jobs = [_participant(url, token, sessions, tally) for token in tokens.values()]
+    stop = asyncio.Event()
+    hammer = asyncio.ensure_future(_read_long(url, long, reader, stop)) if long else None
     try:
         await asyncio.wait_for(asyncio.gather(*jobs), deadline)
     except TimeoutError:
         tally.errors.append(f"deadline of {deadline}s reached")
-    return tally
+    finally:
+        stop.set()
+        if hammer is not None:
+            await hammer
+    return tally, reader
+
+
+async def _read_long(url: str, token: str, t: Tally, stop: asyncio.Event) -> None:
+    """Fetch the long session's page and its whole event stream until told to stop."""
+    base = f"/p/{token}"
+    async with httpx.AsyncClient(base_url=url, timeout=120) as client:
+        try:
+            home = await _timed(t, client.get, base)
+            csrf = _CSRF.search(home.text).group(1)  # type: ignore[union-attr]
+            await _timed(t, client.post, f"{base}/consent", data={"csrf": csrf, "agree": "yes"})
+            t.pages.clear()
+            while not stop.is_set():
+                page = await _timed(t, client.get, f"{base}/s/1")
+                if "message 3999" not in page.text:
+                    t.errors.append("the long page lacks its last message")
+                start = time.perf_counter()
+                async with client.stream("GET", f"{base}/s/1/events?after=-1") as stream:
+                    said = [line async for line in stream.aiter_lines() if line.startswith("data")]
+                t.replies.append(time.perf_counter() - start)
+                if len(said) < 4000:
+                    t.errors.append(f"the long stream sent {len(said)} events")
+        except Exception as exc:  # counted, never fatal
+            t.errors.append(f"{type(exc).__name__}: {exc}")
+
+
+def _seed_long(study_dir: Path, participant: str, messages: int) -> None:
+    """The participant's first session, holding ``messages`` stored messages."""
+    db = StudyDB(study_dir)
+    try:
+        first = db.assignments()[-1].blocks[0]
+        key = SessionKey(participant, first.condition, first.first)
+        said = [
+            ("user" if i % 2 == 0 else "agent", f"message {i}: **some** text")
+            for i in range(messages)
+        ]
+        db.add_messages(key, said)  # type: ignore[arg-type]
+    finally:
+        db.close()
 
 
 def main() -> None:
@@ -161,20 +213,28 @@ def main() -> None:
     parser.add_argument("--participants", type=int, default=50)
     parser.add_argument("--sessions", type=int, default=12, help="sessions per participant (1-12)")
     parser.add_argument("--deadline", type=float, default=600.0)
+    parser.add_argument("--long", type=int, default=0, help="messages in one more session")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rapport-study-load-") as tmp:
+        extra = 1 if args.long else 0
         made = create_study(
-            DESIGN, args.participants, Path(tmp) / "study", models={"all": "scripted/auto"}
+            DESIGN, args.participants + extra, Path(tmp) / "study", models={"all": "scripted/auto"}
         )
+        tokens = dict(made.tokens)
+        long = None
+        if args.long:
+            participant = list(tokens)[-1]
+            long = tokens.pop(participant)
+            _seed_long(made.study_dir, participant, args.long)
         proc, url = _server(made.study_dir)
         started = time.perf_counter()
         try:
-            tally = asyncio.run(_drive(url, made.tokens, args.sessions, args.deadline))
+            tally, reader = asyncio.run(_drive(url, tokens, args.sessions, args.deadline, long))
         finally:
             wall = time.perf_counter() - started
             os.kill(proc.pid, signal.SIGINT)
             proc.wait(timeout=30)
-        lost = _lost(made.study_dir, tally, made.tokens, args.sessions)
+        lost = _lost(made.study_dir, tally, tokens, args.sessions)
     print(
         json.dumps(
             {
@@ -190,6 +250,12 @@ def main() -> None:
                             "max": _ms(tally.pages, 1.0)},
                 "reply_ms": {"p50": _ms(tally.replies, 0.5), "p95": _ms(tally.replies, 0.95),
                              "max": _ms(tally.replies, 1.0)},
+                "long_session_messages": args.long,
+                "long_page_ms": {"p50": _ms(reader.pages, 0.5), "p95": _ms(reader.pages, 0.95),
+                                 "max": _ms(reader.pages, 1.0), "fetches": len(reader.pages)},
+                "long_stream_ms": {"p50": _ms(reader.replies, 0.5),
+                                   "p95": _ms(reader.replies, 0.95)},
+                "long_errors": reader.errors[:5],
                 "wall_s": round(wall, 1),
             },
             indent=2,

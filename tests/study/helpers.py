@@ -11,10 +11,31 @@ from pathlib import Path
 import httpx
 
 from rapport.llm import ModelRoles, Request, ScriptedAPI
+from rapport.study import StudyCreated, StudyDB
 
 DESIGN = Path(__file__).parents[2] / "docs" / "study-design.yaml"
 NOTE = "Answer in numbered steps, one step at a time"
 _CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
+
+
+def reflection_first(study: StudyCreated) -> tuple[str, str]:
+    """A participant who meets reflection first (and the coding study first): parts are
+    coding with reflection, coding with none, mixed with reflection, mixed with none."""
+    db = StudyDB(study.study_dir)
+    try:
+        who = next(
+            a
+            for a in db.assignments()
+            if a.order[0] == "reflection" and a.study_types[0] == "coding"
+        )
+    finally:
+        db.close()
+    return who.participant, study.tokens[who.participant]
+
+
+def states(events: list[tuple[str, object]]) -> list[object]:
+    """The states an event stream said, in order."""
+    return [body for kind, body in events if kind == "state"]
 
 
 def memory_reply(request: Request) -> str:

@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rapport.llm import Request
 from rapport.study import StudyCreated, create_study, start_study_server
 
@@ -137,6 +139,7 @@ def _hostile(request: Request) -> str:
     return "Try this:\n\n" + "\n\n".join(PAYLOADS)
 
 
+@pytest.mark.attack
 def test_script_in_agent_output_never_runs(tmp_path: Path) -> None:
     made = create_study(DESIGN, 1, tmp_path / "study")
     token = made.tokens["p01"]

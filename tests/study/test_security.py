@@ -22,6 +22,8 @@ from rapport.study import (
 
 from .helpers import Participant, scripted_roles
 
+pytestmark = pytest.mark.attack
+
 
 def _people(study: StudyCreated, client: httpx.Client) -> tuple[Participant, Participant]:
     a, b = (Participant(client, f"/p/{study.tokens[p]}") for p in ("p01", "p02"))

@@ -1,9 +1,10 @@
-"""``rapport study create|serve|status``: the real-user study app."""
+"""``rapport study create|serve|status|revoke``: the real-user study app."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 
 from ._config import parse_models, port_number, whole_number
@@ -37,6 +38,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=[],
         help="model per role (agent, memory; default: the embedded model)",
     )
+    create.add_argument(
+        "--invite-days",
+        metavar="DAYS",
+        type=float,
+        default=None,
+        help="invite links stop working this many days from now (default: never)",
+    )
     create.set_defaults(handler=handle_create)
     serve = sub.add_parser("serve", help="serve the study's pages")
     serve.add_argument("study_dir", metavar="DIR")
@@ -54,6 +62,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     status.add_argument("study_dir", metavar="DIR")
     status.add_argument("--json", action="store_true", help="print JSON")
     status.set_defaults(handler=handle_status)
+    revoke = sub.add_parser(
+        "revoke", help="make participants' invite links stop working (what they did stays)"
+    )
+    revoke.add_argument("study_dir", metavar="DIR")
+    revoke.add_argument("participants", metavar="PARTICIPANT", nargs="+")
+    revoke.set_defaults(handler=handle_revoke)
 
 
 def handle_create(args: argparse.Namespace) -> int:
@@ -63,9 +77,17 @@ def handle_create(args: argparse.Namespace) -> int:
 
     out = directory_path("--out", args.out)
     try:
-        made = create_study(args.design, args.participants, out, models=parse_models(args.model))
+        made = create_study(
+            args.design,
+            args.participants,
+            out,
+            models=parse_models(args.model),
+            invite_days=args.invite_days,
+        )
     except DesignError as exc:
         raise UsageError(str(exc)) from exc
+    except (OSError, sqlite3.Error) as exc:
+        raise UsageError(f"cannot create the study in {out}: {exc}; nothing was kept") from exc
     print(f"study dir: {made.study_dir}")
     print(f"researcher page: /r/{made.researcher_token}/")
     print(f"invites ({len(made.tokens)}, also in {made.study_dir / INVITES_FILE}):")
@@ -83,7 +105,7 @@ def _runtime(study_dir: str):
         raise UsageError(f"no study found in {study_dir} (missing study.sqlite)")
     try:
         return StudyRuntime(study_dir)
-    except RunDirBusy as exc:
+    except (RunDirBusy, PermissionError) as exc:
         raise UsageError(str(exc)) from exc
     except (FileNotFoundError, LookupError, StoreError) as exc:
         raise UsageError(f"{study_dir}: {exc}") from exc
@@ -123,7 +145,7 @@ def handle_status(args: argparse.Namespace) -> int:
 
     if not is_study_dir(directory_path("DIR", args.study_dir)):
         raise UsageError(f"no study found in {args.study_dir} (missing study.sqlite)")
-    db = StudyDB(args.study_dir)
+    db = StudyDB(args.study_dir, readonly=True)
     try:
         rows, counts = progress_rows(args.study_dir, db), db.counts()
     finally:
@@ -141,4 +163,21 @@ def handle_status(args: argparse.Namespace) -> int:
             f"consented: {'yes' if r['consented'] else 'no ':<3}  sessions {r['done']}/{r['total']}"
             f"  {closing}".rstrip()
         )
+    return 0
+
+
+def handle_revoke(args: argparse.Namespace) -> int:
+    """Revoke invites (works while the study is served)."""
+    from rapport.study import StudyDB, is_study_dir
+
+    if not is_study_dir(directory_path("DIR", args.study_dir)):
+        raise UsageError(f"no study found in {args.study_dir} (missing study.sqlite)")
+    db = StudyDB(args.study_dir)
+    try:
+        missing = db.revoke(args.participants)
+    finally:
+        db.close()
+    if missing:
+        raise UsageError(f"no participant {', '.join(missing)} in {args.study_dir}")
+    print(f"revoked: {', '.join(args.participants)}")
     return 0

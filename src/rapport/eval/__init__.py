@@ -3,7 +3,7 @@
 from rapport.log import ExperimentConfig
 
 from ._failures import MAX_CONSECUTIVE_FAILURES, ProviderOutage
-from ._lifecycle import play_session
+from ._lifecycle import UserTrack, live_session, play_session
 from ._metrics import (
     DeltaPoint,
     Estimate,
@@ -18,13 +18,14 @@ from ._metrics import (
     session_deltas,
     summarize,
 )
-from ._orchestrator import Orchestrator, guarded, one_line, record_failure
-from ._prepare import prepare_experiment, run, run_experiment
+from ._orchestrator import MAX_AGENT_CALLS, Orchestrator, guarded, one_line, record_failure
+from ._prepare import model_roles, prepare_experiment, run, run_experiment
 from ._provenance import describe_invocation, git_revision, package_versions, redact_url
 from ._resume import MAX_ATTEMPTS
 from ._runner import Experiment, ExperimentError, RunResult
 
 __all__ = [
+    "MAX_AGENT_CALLS",
     "MAX_ATTEMPTS",
     "MAX_CONSECUTIVE_FAILURES",
     "DeltaPoint",
@@ -35,6 +36,7 @@ __all__ = [
     "Orchestrator",
     "ProviderOutage",
     "RunResult",
+    "UserTrack",
     "bootstrap_ci",
     "by_condition",
     "condition_metrics",
@@ -43,7 +45,9 @@ __all__ = [
     "eval_sessions",
     "git_revision",
     "guarded",
+    "live_session",
     "metric_names",
+    "model_roles",
     "one_line",
     "package_versions",
     "per_user_means",

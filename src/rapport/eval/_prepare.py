@@ -24,7 +24,7 @@ from rapport.envs import (
     create_benchmark,
     memory_options_for,
 )
-from rapport.llm import ModelError, ModelRoles
+from rapport.llm import ModelError, ModelRoles, ResponseCache
 from rapport.log import MAX_USERS, Condition, ExperimentConfig
 from rapport.memory import MEMORIES, Memory, create_memory, is_memory
 from rapport.store import RUN_FILE, SqliteCache, StoreError, check_run_store
@@ -100,13 +100,7 @@ def _prepare(
         cache = SqliteCache() if config.cache else None
         if cache is not None:
             cache.check()
-        models = ModelRoles(
-            config.models,
-            seed=config.seed,
-            cache=cache,
-            settings=config.model_settings,
-            sampling=config.sampling,
-        )
+        models = model_roles(config, cache=cache)
     models.check_names()
     memories = {c.name: _memory(c, models, config) for c in conditions}
     for memory in memories.values():
@@ -116,6 +110,18 @@ def _prepare(
     users = benchmark.users(config.users, config.seed)
     sessions = {u.id: benchmark.sessions(u, config.sessions, config.seed) for u in users}
     return Experiment(config, benchmark, conditions, models, memories, users, sessions)
+
+
+def model_roles(config: ExperimentConfig, *, cache: ResponseCache | None) -> ModelRoles:
+    """The model roles a config names, with its seed, per-role settings and sampling (the
+    one place a config becomes models: a run and the study app both build them here)."""
+    return ModelRoles(
+        config.models,
+        seed=config.seed,
+        cache=cache,
+        settings=config.model_settings,
+        sampling=config.sampling,
+    )
 
 
 def effective_options(benchmark: Benchmark, options: dict[str, Any]) -> dict[str, Any]:

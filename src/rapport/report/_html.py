@@ -3,6 +3,7 @@ by session (inline SVG, as the viewer draws them), errors and the run's descript
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 
@@ -10,6 +11,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from rapport.log import Table
+from rapport.store import RUN_FILE
 
 from ._build import Report
 from ._charts import chart_svg
@@ -87,8 +89,24 @@ def render_html(report: Report) -> str:
 
 
 def write_html(report: Report, path: str | Path | None = None) -> Path:
-    """Write the HTML report (default: ``report.html`` in the run dir); returns the path."""
+    """Write the HTML report (default: ``report.html`` in the run dir); returns the path.
+
+    A run whose store only its owner can read (a study's: it holds what participants wrote)
+    gets a report only its owner can read, from the moment the file exists."""
     target = Path(path) if path is not None else Path(report.run_dir) / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render_html(report), encoding="utf-8")
+    private = _is_private(Path(report.run_dir) / RUN_FILE)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666)
+    if private:
+        os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(render_html(report))
     return target
+
+
+def _is_private(store: Path) -> bool:
+    """Whether only its owner can read a file (False when it cannot be read)."""
+    try:
+        return store.stat().st_mode & 0o077 == 0
+    except OSError:
+        return False

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import math
+import re
 
 from rapport.eval import MAX_ATTEMPTS, Estimate
 from rapport.log import Cell, Table
@@ -73,6 +75,24 @@ def paired_table(report: Report) -> Table:
     )
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""C0 and C1 control characters but tab and newline (ESC starts a terminal's escape
+sequences: titles, screen changes, clipboard writes; CR overwrites a line), and the
+bidirectional overrides that make text read differently from what it is."""
+
+
+def printable(text: str) -> str:
+    """Text safe to print to a terminal: every control character but tab and newline, and
+    every bidirectional override, shown as its escape (``\\x1b``) instead of acting."""
+    return _UNPRINTABLE.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def markdown_text(text: str) -> str:
+    """Free text inside Markdown: printable, its HTML shown as text (a renderer that allows
+    raw HTML would otherwise run a participant's ``<script>`` or ``<img onerror>``)."""
+    return html.escape(printable(text), quote=False)
+
+
 def cell_text(value: Cell) -> str:
     if value is None:
         return "-"
@@ -83,9 +103,12 @@ def cell_text(value: Cell) -> str:
 
 def render_table(table: Table) -> str:
     """A table as aligned plain text."""
-    grid = [table.columns, *([cell_text(c) for c in row] for row in table.rows)]
+    grid = [
+        [printable(c) for c in table.columns],
+        *([printable(cell_text(c)) for c in row] for row in table.rows),
+    ]
     widths = [max(len(row[i]) for row in grid if i < len(row)) for i in range(len(table.columns))]
-    lines = [table.title]
+    lines = [printable(table.title)]
     for n, row in enumerate(grid):
         lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip())
         if n == 0:
@@ -116,14 +139,18 @@ def render_text(report: Report) -> str:
         parts.append(repeated_errors_line(report))
     if report.part_done:
         parts.append(report.part_done)
-    return "\n\n".join(parts)
+    return printable("\n\n".join(parts))
 
 
 def markdown_table(table: Table) -> str:
-    """A table as a Markdown pipe table (``|`` in a cell escaped), without its title."""
+    """A table as a Markdown pipe table (``|`` in a cell escaped, a line break a space),
+    without its title."""
+
+    def cell(text: str) -> str:
+        return markdown_text(text).replace("|", "\\|").replace("\n", " ")
 
     def row(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(cell(c) for c in cells) + " |"
 
     lines = [row(table.columns), "|" + "---|" * len(table.columns)]
     lines += [row([cell_text(c) for c in cells]) for cells in table.rows]
@@ -137,7 +164,9 @@ def render_markdown(report: Report) -> str:
     if report.paired:
         tables.append(paired_table(report))
     tables += report.tables
-    return "\n\n".join(f"### {t.title}\n\n{markdown_table(t)}" for t in tables) + "\n"
+    return (
+        "\n\n".join(f"### {markdown_text(t.title)}\n\n{markdown_table(t)}" for t in tables) + "\n"
+    )
 
 
 def repeated_errors_line(report: Report) -> str:

@@ -21,6 +21,7 @@ from ._sqlite import (
     check_database,
     check_run_store,
     config_differences,
+    connect_readonly,
     is_sqlite_file,
     write_transaction,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "check_database",
     "check_run_store",
     "config_differences",
+    "connect_readonly",
     "default_cache_path",
     "is_sqlite_file",
     "key_digest",

@@ -131,7 +131,7 @@ def check_database(path: Path, table: str, what: str, *, also: Collection[str] =
     if not is_sqlite_file(path):
         raise StoreError(f"{path} is not an SQLite database ({what} expected)")
     try:
-        conn = _connect_readonly(path, exact=not Path(f"{path}-wal").exists())
+        conn = connect_readonly(path, exact=not Path(f"{path}-wal").exists())
         try:
             tables = {
                 row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
@@ -168,7 +168,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _connect_readonly(path: Path, *, exact: bool = False) -> sqlite3.Connection:
+def connect_readonly(path: Path, *, exact: bool = False) -> sqlite3.Connection:
     """A connection that cannot write, even on a disk where nothing can be written.
 
     With no write-ahead log beside the database (no writer has it open), it is opened
@@ -251,7 +251,7 @@ class RunStore(ViewQueries):
             check_run_store(self.path)
         self._lock = threading.Lock()
         if readonly:
-            self._conn = _connect_readonly(self.path)
+            self._conn = connect_readonly(self.path)
             return
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self._conn = _connect(self.path)

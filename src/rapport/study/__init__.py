@@ -3,7 +3,7 @@ open an invite link, consent, read their preference card, work through condition
 three sessions with the agent, and rate each session; every session lands in the same run
 store as a simulated one, so ``rapport report`` and ``rapport view`` read it."""
 
-from ._app import create_app
+from ._app import MAX_MESSAGES, create_app
 from ._create import (
     INVITES_FILE,
     RESEARCHER_FILE,
@@ -16,16 +16,23 @@ from ._db import STUDY_FILE, SessionKey, StudyDB, TurnOrderError
 from ._guard import MAX_BODY, csrf_token
 from ._live import LiveSession, StudyRuntime, build_models
 from ._render import render_markdown
+from ._reply import RETRY_DELAYS_S, PatientAgent, ReplyAbandoned
 from ._researcher import progress_rows
-from ._serve import HOST, bind, serve, start_study_server
+from ._serve import HEADER_TIMEOUT_S, HOST, Quiet, bind, max_connections, serve, start_study_server
 
 __all__ = [
+    "HEADER_TIMEOUT_S",
     "HOST",
     "INVITES_FILE",
     "MAX_BODY",
+    "MAX_MESSAGES",
     "RESEARCHER_FILE",
+    "RETRY_DELAYS_S",
     "STUDY_FILE",
     "LiveSession",
+    "PatientAgent",
+    "Quiet",
+    "ReplyAbandoned",
     "SessionKey",
     "StudyCreated",
     "StudyDB",
@@ -37,6 +44,7 @@ __all__ = [
     "create_study",
     "csrf_token",
     "is_study_dir",
+    "max_connections",
     "progress_rows",
     "render_markdown",
     "serve",

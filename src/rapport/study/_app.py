@@ -35,17 +35,28 @@ from rapport.envs.study import (
     SurveyAnswers,
     preference_card,
 )
-from rapport.eval import one_line
+from rapport.eval import MAX_AGENT_CALLS, one_line
 
-from ._db import SessionKey, TurnOrderError
+from ._chat import ChatPages
+from ._db import SessionKey, StoredMessage, TurnOrderError
 from ._guard import Guard, csrf_token, form
-from ._live import StudyRuntime
+from ._live import LiveSession, State, StudyRuntime
 from ._pages import page
 from ._render import render_markdown
 from ._researcher import researcher_routes
 
 EVENT_WINDOW_S = 300.0
 """How long one event stream stays open (the page's EventSource reconnects)."""
+
+MAX_MESSAGES = MAX_AGENT_CALLS
+"""The most messages a participant writes in one session (each gets one reply; the runner
+ends a session after that many agent calls). The next one is refused with a message saying
+so, and the participant ends the session."""
+
+RENDER_ON_LOOP = 8
+"""Up to this many stored messages are rendered for an event stream in the event loop;
+more (a page catching up on a long session) in a worker thread, so the loop goes on
+serving the others meanwhile."""
 
 
 class Participants:
@@ -55,6 +66,7 @@ class Participants:
         self.rt = runtime
         self.secret = runtime.db.secret()
         self.design = runtime.benchmark.design
+        self.chats = ChatPages(runtime.db)
 
     def _who(self, request: Request) -> Assignment:
         found = self.rt.db.participant_by_token(request.path_params["token"])
@@ -81,7 +93,7 @@ class Participants:
         (the next one); waiting (its turn has not come)."""
         states, ready = [], True
         for key in self._keys(who):
-            if self.rt.stored(key) is not None:
+            if self.rt.is_stored(key):
                 states.append("done")
             elif ready:
                 saving = self.rt.db.survey(key) is not None
@@ -157,31 +169,29 @@ class Participants:
 
     async def session(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
-        stored = self.rt.stored(key)
-        state = "done" if stored is not None else self.rt.session(key).state
+        stored = self.rt.is_stored(key)
+        live = None if stored else self.rt.session(key)
+        state: State = live.state if live is not None else "done"
         if state == "survey":
             return RedirectResponse(f"/p/{token}/s/{pos}/survey", status_code=303)
         spec = self.rt.benchmark.block_sessions(who.participant, key.condition)[key.index]
-        problem = self.design.problem_bank()[spec.id]
-        messages = self.rt.db.messages(key)
         part, study_type = self._part(who, pos)
-        return page(
-            "session.html",
-            **self._context(
-                who,
-                study_type,
-                token=token,
-                pos=pos,
-                part=part,
-                number=(pos - 1) % SESSIONS + 1,
-                problem=problem,
-                messages=messages,
-                state=state,
-                error=stored is not None and stored.status == "error",
-                max_chars=self.design.max_message_chars,
-                ended=self.rt.db.ended(key),
-            ),
+        context = self._context(
+            who,
+            study_type,
+            token=token,
+            pos=pos,
+            part=part,
+            number=(pos - 1) % SESSIONS + 1,
+            problem=self.design.problem_bank()[spec.id],
+            state=state,
+            problem_text=live.problem if live is not None else "",
+            error=state == "error" or (stored and self.rt.failed(key)),
+            max_chars=self.design.max_message_chars,
+            ended=self.rt.db.ended(key),
         )
+        # A long session's page takes long to read and render: not in the event loop.
+        return await asyncio.to_thread(_session_page, self.chats, key, context)
 
     async def message(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
@@ -193,8 +203,14 @@ class Participants:
             raise HTTPException(
                 400, f"messages are at most {self.design.max_message_chars} characters"
             )
-        if self.rt.stored(key) is not None:
+        if self.rt.is_stored(key):
             raise HTTPException(409, "this session is over")
+        if self.rt.db.message_count(key, "user") >= MAX_MESSAGES:
+            raise HTTPException(
+                409,
+                f"this session has reached its limit of {MAX_MESSAGES} messages; "
+                "end it to go on to its questions",
+            )
         live = self.rt.session(key)
         try:
             seq = self.rt.db.add_message(key, "user", text)
@@ -209,59 +225,85 @@ class Participants:
     async def end(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
         await form(request, self.secret, who.participant)
-        if self.rt.stored(key) is None:
+        if not self.rt.is_stored(key):
             live = self.rt.session(key)
             if not self.rt.db.ended(key):
                 self.rt.db.end(key)
-                live.inbox.put_nowait(None)
+            live.end()
         return RedirectResponse(f"/p/{token}/s/{pos}/survey", status_code=303)
+
+    async def retry(self, request: Request) -> Response:
+        """Try a reply that failed every try again (the participant asked)."""
+        who, pos, key, token = self._open(request)
+        await form(request, self.secret, who.participant)
+        live = self.rt.live.get(key)
+        if live is None or not live.decide(True):
+            raise HTTPException(409, "no reply is waiting to be tried again")
+        if "application/json" in request.headers.get("accept", ""):
+            return JSONResponse({"state": "thinking"})
+        return RedirectResponse(f"/p/{token}/s/{pos}", status_code=303)
 
     async def events(self, request: Request) -> Response:
         """Server-sent events: stored messages after ``after`` (agent replies as sanitized
-        HTML), the reply being generated as ``delta`` pieces of plain text, and the
-        session's state, until the conversation is over or the window ends."""
+        HTML), the reply being generated as ``delta`` pieces of plain text, why a reply
+        failed (``problem``), and the session's state, until the conversation no longer
+        waits for the assistant or the window ends. A session not yet in the run store is
+        started (again), as its page does: after a restart the page's reconnect is what
+        gets a pending reply generated."""
         _who, _pos, key, _token = self._open(request)
         try:
             after = int(request.query_params.get("after", "-1"))
         except ValueError:
             raise HTTPException(400, "after must be a whole number") from None
+        live = self.rt.session(key) if not self.rt.is_stored(key) else None
         return StreamingResponse(
-            self._stream(key, after),
+            self._stream(key, after, live),
             media_type="text/event-stream",
             headers={"x-accel-buffering": "no"},
         )
 
-    async def _stream(self, key: SessionKey, after: int) -> AsyncIterator[str]:
+    async def _stream(
+        self, key: SessionKey, after: int, live: LiveSession | None
+    ) -> AsyncIterator[str]:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + EVENT_WINDOW_S
         shown, told = 0, ""
         while loop.time() < deadline:
+            # The session this stream follows, or the one started again in its place; once
+            # it is finished (and gone from the runtime) its last state is what it says.
+            live = self.rt.live.get(key) or live
             # One snapshot, nothing awaited in between: a reply is stored and its draft
             # cleared together, so the draft always belongs to the message after the last.
-            messages = self.rt.db.messages(key)
-            live = self.rt.live.get(key)
-            state = live.state if live is not None else "done"
-            draft = live.draft if live is not None else ""
-            version = live.version if live is not None else 0
-            for m in messages:
-                if m.seq > after:
-                    html = render_markdown(m.text) if m.speaker == "agent" else None
-                    body = {"seq": m.seq, "speaker": m.speaker, "text": m.text, "html": html}
-                    yield _event("message", body)
-                    after, shown = m.seq, 0
+            messages = self.rt.db.messages(key, after)
+            state, draft, version = self._now(key, live)
+            if messages:
+                if len(messages) > RENDER_ON_LOOP:
+                    text = await asyncio.to_thread(_message_events, messages)
+                else:
+                    text = _message_events(messages)
+                yield text  # one chunk: a long catch-up is one write, not thousands
+                after, shown = messages[-1].seq, 0
             if len(draft) > shown:
                 yield _event("delta", {"seq": after + 1, "offset": shown, "text": draft[shown:]})
                 shown = len(draft)
             if state != told:
+                if state == "failed" and live is not None:
+                    yield _event("problem", live.problem)
                 yield _event("state", state)
                 told = state
             if live is None or state != "thinking":
                 return
             await live.wait_change(version, 15.0)
 
+    def _now(self, key: SessionKey, live: LiveSession | None) -> tuple[State, str, int]:
+        """The session's state, its draft reply and its version."""
+        if live is not None:
+            return live.state, live.draft, live.version
+        return ("error" if self.rt.failed(key) else "done"), "", 0
+
     async def survey(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
-        if not self.rt.db.ended(key) and self.rt.stored(key) is None:
+        if not self.rt.db.ended(key) and not self.rt.is_stored(key):
             return RedirectResponse(f"/p/{token}/s/{pos}", status_code=303)
         answered = self.rt.db.survey(key)
         _part, study_type = self._part(who, pos)
@@ -276,7 +318,7 @@ class Participants:
     async def answer(self, request: Request) -> Response:
         who, _pos, key, token = self._open(request)
         values = await form(request, self.secret, who.participant)
-        if not self.rt.db.ended(key):
+        if not self.rt.db.ended(key) and not self.rt.is_stored(key):
             raise HTTPException(409, "end the conversation before the survey")
         try:
             answers = SurveyAnswers(
@@ -286,7 +328,7 @@ class Participants:
         except (ValidationError, ValueError) as exc:
             raise HTTPException(400, one_line(exc)) from None
         self.rt.db.put_survey(key, answers)
-        if self.rt.stored(key) is None:
+        if not self.rt.is_stored(key):
             self.rt.session(key)
             self.rt.submit_survey(key, answers)
         return RedirectResponse(f"/p/{token}", status_code=303)
@@ -331,6 +373,28 @@ def _closing_choices(who: Assignment) -> list[tuple[str, str]]:
     return [*choices, ("no difference", "No difference")]
 
 
+def _message_events(messages: list[StoredMessage]) -> str:
+    """Stored messages as the event stream sends them (agent replies as sanitized HTML)."""
+    return "".join(
+        _event(
+            "message",
+            {
+                "seq": m.seq,
+                "speaker": m.speaker,
+                "text": m.text,
+                "html": render_markdown(m.text) if m.speaker == "agent" else None,
+            },
+        )
+        for m in messages
+    )
+
+
+def _session_page(chats: ChatPages, key: SessionKey, context: dict[str, Any]) -> Response:
+    """A session's page with its messages (read and rendered in a worker thread)."""
+    chat, last = chats.html(key)
+    return page("session.html", chat=chat, last_seq=last, **context)
+
+
 def _event(kind: str, body: object) -> str:
     return f"event: {kind}\ndata: {json.dumps(body)}\n\n"
 
@@ -361,6 +425,7 @@ def create_app(runtime: StudyRuntime) -> Starlette:
         Route("/p/{token}/s/{pos:int}", p.session),
         Route("/p/{token}/s/{pos:int}/message", p.message, methods=["POST"]),
         Route("/p/{token}/s/{pos:int}/end", p.end, methods=["POST"]),
+        Route("/p/{token}/s/{pos:int}/retry", p.retry, methods=["POST"]),
         Route("/p/{token}/s/{pos:int}/events", p.events),
         Route("/p/{token}/s/{pos:int}/survey", p.survey),
         Route("/p/{token}/s/{pos:int}/survey", p.answer, methods=["POST"]),

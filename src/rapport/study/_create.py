@@ -3,8 +3,11 @@ method), the participants (counterbalanced), and one unguessable invite token ea
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
+import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +25,9 @@ from rapport.envs.study import (
 from rapport.eval import one_line
 from rapport.log import Condition, ExperimentConfig, UserRecord
 from rapport.memory import MEMORIES, is_memory
-from rapport.store import RunStore
+from rapport.store import RUN_FILE, RunStore
 
-from ._db import STUDY_FILE, StudyDB
+from ._db import PRIVATE_DIR, STUDY_FILE, StudyDB, private_file
 
 INVITES_FILE = "invites.csv"
 RESEARCHER_FILE = "researcher.txt"
@@ -79,18 +82,55 @@ def create_study(
     out: str | Path,
     *,
     models: dict[str, Any] | None = None,
+    invite_days: float | None = None,
 ) -> StudyCreated:
-    """Make a study dir from a design file.
+    """Make a study dir from a design file: the dir readable by its owner only, and every
+    file in it too. Nothing is left behind when it fails (a full disk), so it can be
+    made again.
+
+    Args:
+        design_path: the design file.
+        participants: how many participants.
+        out: the new study dir (missing or empty).
+        models: model per role.
+        invite_days: invites stop working this many days from now (None: never).
 
     Raises:
         DesignError: bad input (nothing written), or ``out`` already holds something.
+        OSError, sqlite3.Error: the study could not be written (nothing is left).
     """
     out = Path(out)
     config, conditions = study_config(design_path, participants, out, models or {})
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise DesignError(f"{out} exists and is not an empty directory")
+    if invite_days is not None and invite_days <= 0:
+        raise DesignError(f"invites must last more than 0 days, got {invite_days}")
+    made_dir = not out.exists()
+    try:
+        return _write_study(out, config, conditions, invite_days)
+    except BaseException:
+        _unmake(out, made_dir)
+        raise
+
+
+def _unmake(out: Path, made_dir: bool) -> None:
+    """Remove what a failed `create_study` wrote."""
+    if made_dir:
+        shutil.rmtree(out, ignore_errors=True)
+        return
+    for child in list(out.iterdir()) if out.is_dir() else []:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+
+
+def _write_study(
+    out: Path, config: ExperimentConfig, conditions: list[Condition], invite_days: float | None
+) -> StudyCreated:
+    participants = config.users
     benchmark = StudyBenchmark.from_config(config)
-    out.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    os.chmod(out, PRIVATE_DIR)
+    private_file(out / RUN_FILE)  # SQLite keeps the mode, and gives it to -wal and -shm
     with RunStore(out) as store:
         store.create_or_open(config, conditions)
         store.put_users(
@@ -102,6 +142,8 @@ def create_study(
     db = StudyDB(out, create=True)
     try:
         researcher, tokens = db.initialise(benchmark.options.assignments)
+        if invite_days is not None:
+            db.expire(time.time() + invite_days * 86400)
     finally:
         db.close()
     _write_private(out / RESEARCHER_FILE, f"{researcher}\n")
@@ -126,6 +168,17 @@ def _write_private(path: Path, text: str) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
+
+
+def make_private(study_dir: Path) -> None:
+    """Give a study dir made before its files were private the modes it has now (its dir
+    0700, its files 0600); what cannot be changed (a read-only disk) stays as it is."""
+    with contextlib.suppress(OSError):
+        os.chmod(study_dir, PRIVATE_DIR)
+    for child in study_dir.iterdir():
+        if child.is_file():
+            with contextlib.suppress(OSError):
+                os.chmod(child, 0o600)
 
 
 def is_study_dir(path: str | Path) -> bool:

@@ -2,14 +2,17 @@
 
 Every write is its own committed transaction (WAL, ``synchronous=FULL``) before the caller
 acknowledges it, so a killed server loses nothing it said it received. Tokens are kept as
-SHA-256 digests only.
+SHA-256 digests only. The file (and the ``-wal``/``-shm`` files SQLite makes beside it with
+the same mode) is readable by its owner only: it holds what participants wrote.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
+import os
 import secrets
 import sqlite3
 import threading
@@ -20,7 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from rapport.envs.study import Assignment, ClosingAnswers, SurveyAnswers
-from rapport.store import write_transaction
+from rapport.store import connect_readonly, write_transaction
 
 STUDY_FILE = "study.sqlite"
 
@@ -28,7 +31,8 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS participants (
   id TEXT PRIMARY KEY, token_hash TEXT UNIQUE NOT NULL, position INTEGER NOT NULL,
-  assignment TEXT NOT NULL, consented_at REAL, closing TEXT, closed_at REAL);
+  assignment TEXT NOT NULL, consented_at REAL, closing TEXT, closed_at REAL,
+  revoked_at REAL, expires_at REAL);
 CREATE TABLE IF NOT EXISTS messages (
   participant TEXT NOT NULL, condition TEXT NOT NULL, idx INTEGER NOT NULL, seq INTEGER NOT NULL,
   speaker TEXT NOT NULL, text TEXT NOT NULL, at REAL NOT NULL,
@@ -65,6 +69,18 @@ class StoredMessage:
     at: float
 
 
+PRIVATE_FILE = 0o600
+"""The mode of a study's files: participants' words are for the researcher only."""
+PRIVATE_DIR = 0o700
+
+
+def private_file(path: Path) -> None:
+    """Make ``path`` an empty file only its owner can read, when it does not exist yet
+    (SQLite then keeps that mode, and gives it to the files it makes beside it)."""
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+
+
 def digest(token: str) -> str:
     """The stored form of a token."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -81,12 +97,22 @@ class StudyDB:
     Args:
         study_dir: the study dir.
         create: create ``study.sqlite`` when missing (else FileNotFoundError).
+        readonly: open for reading only (``rapport study status``): nothing is created or
+            written, so a study on a read-only disk can be read.
     """
 
-    def __init__(self, study_dir: str | Path, *, create: bool = False) -> None:
+    def __init__(
+        self, study_dir: str | Path, *, create: bool = False, readonly: bool = False
+    ) -> None:
         self.path = Path(study_dir) / STUDY_FILE
-        if not create and not self.path.is_file():
+        if (readonly or not create) and not self.path.is_file():
             raise FileNotFoundError(f"no study found in {study_dir} (missing {STUDY_FILE})")
+        self._lock = threading.Lock()
+        if readonly:
+            self._conn = connect_readonly(self.path)
+            self._conn.row_factory = sqlite3.Row
+            return
+        private_file(self.path)
         self._conn = sqlite3.connect(
             self.path, isolation_level=None, check_same_thread=False, timeout=30.0
         )
@@ -95,7 +121,15 @@ class StudyDB:
         self._conn.execute("PRAGMA synchronous=FULL")
         self._conn.execute("PRAGMA busy_timeout=30000")
         self._conn.executescript(_SCHEMA)
-        self._lock = threading.Lock()
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        """Bring a study made before invites could be revoked up to the schema."""
+        have = {r["name"] for r in self._conn.execute("PRAGMA table_info(participants)")}
+        with self._write() as conn:
+            for column in ("revoked_at", "expires_at"):
+                if column not in have:
+                    conn.execute(f"ALTER TABLE participants ADD COLUMN {column} REAL")
 
     def close(self) -> None:
         """Close the connection."""
@@ -136,13 +170,41 @@ class StudyDB:
     # --- participants ---------------------------------------------------------------------
 
     def participant_by_token(self, token: str) -> Assignment | None:
-        """The participant an invite token belongs to (None: no one)."""
+        """The participant an invite token belongs to (None: no one, or an invite that was
+        revoked or has expired)."""
         if not token or len(token) > 100:
             return None
         row = self._conn.execute(
-            "SELECT assignment FROM participants WHERE token_hash=?", (digest(token),)
+            "SELECT assignment, revoked_at, expires_at FROM participants WHERE token_hash=?",
+            (digest(token),),
         ).fetchone()
-        return Assignment.model_validate_json(row["assignment"]) if row else None
+        if row is None or row["revoked_at"] is not None:
+            return None
+        if row["expires_at"] is not None and row["expires_at"] <= time.time():
+            return None
+        return Assignment.model_validate_json(row["assignment"])
+
+    def revoke(self, participants: list[str]) -> list[str]:
+        """Revoke invites now (their links stop working; what was stored stays); returns
+        the participants not found (then none is revoked)."""
+        missing = [p for p in participants if not self._known(p)]
+        if missing:
+            return missing  # nothing revoked: the researcher fixes the list first
+        with self._write() as conn:
+            conn.executemany(
+                "UPDATE participants SET revoked_at=? WHERE id=? AND revoked_at IS NULL",
+                [(time.time(), p) for p in participants],
+            )
+        return missing
+
+    def expire(self, at: float | None) -> None:
+        """Make every invite stop working at ``at`` (epoch seconds; None: never)."""
+        with self._write() as conn:
+            conn.execute("UPDATE participants SET expires_at=?", (at,))
+
+    def _known(self, participant: str) -> bool:
+        row = self._conn.execute("SELECT 1 FROM participants WHERE id=?", (participant,))
+        return row.fetchone() is not None
 
     def assignments(self) -> list[Assignment]:
         """Every participant, in order."""
@@ -181,14 +243,24 @@ class StudyDB:
 
     # --- sessions -------------------------------------------------------------------------
 
-    def messages(self, key: SessionKey) -> list[StoredMessage]:
-        """A session's messages, in order."""
-        rows = self._conn.execute(
-            "SELECT seq, speaker, text, at FROM messages WHERE participant=? AND condition=? "
-            "AND idx=? ORDER BY seq",
-            (key.participant, key.condition, key.index),
-        )
+    def messages(self, key: SessionKey, after: int = -1) -> list[StoredMessage]:
+        """A session's messages after position ``after``, in order."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT seq, speaker, text, at FROM messages WHERE participant=? AND condition=? "
+                "AND idx=? AND seq>? ORDER BY seq",
+                (key.participant, key.condition, key.index, after),
+            ).fetchall()
         return [StoredMessage(r["seq"], r["speaker"], r["text"], r["at"]) for r in rows]
+
+    def message_count(self, key: SessionKey, speaker: Speaker | None = None) -> int:
+        """How many messages a session holds (by ``speaker``: theirs only)."""
+        sql = "SELECT COUNT(*) FROM messages WHERE participant=? AND condition=? AND idx=?"
+        params: tuple[object, ...] = (key.participant, key.condition, key.index)
+        if speaker is not None:
+            sql, params = sql + " AND speaker=?", (*params, speaker)
+        row = self._conn.execute(sql, params).fetchone()
+        return int(row[0])
 
     def add_message(self, key: SessionKey, speaker: Speaker, text: str) -> int:
         """Append and commit a message; returns its position.
@@ -214,6 +286,23 @@ class StudyDB:
                 (*params, seq, speaker, text, time.time()),
             )
         return seq
+
+    def add_messages(self, key: SessionKey, messages: list[tuple[Speaker, str]]) -> None:
+        """Append a session's messages as given, in one transaction (a transcript brought
+        in from elsewhere; the load benchmark's long session)."""
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT MAX(seq) FROM messages WHERE participant=? AND condition=? AND idx=?",
+                (key.participant, key.condition, key.index),
+            ).fetchone()
+            start = 0 if row[0] is None else row[0] + 1
+            conn.executemany(
+                "INSERT INTO messages VALUES (?,?,?,?,?,?,?)",
+                [
+                    (key.participant, key.condition, key.index, start + i, who, text, time.time())
+                    for i, (who, text) in enumerate(messages)
+                ],
+            )
 
     @staticmethod
     def _ended(conn: sqlite3.Connection, key: SessionKey) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from urllib.parse import parse_qs
 
 from starlette.datastructures import Headers
@@ -82,26 +83,49 @@ async def _plain(send: Send, status: int, text: str) -> None:
     await send({"type": "http.response.body", "body": text.encode()})
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters but tab and newline: NUL, ESC (a terminal's escape sequences) ..."""
+
+
+def _checked(name: str, value: str) -> str:
+    """A field's text with a browser's CRLF line breaks as LF.
+
+    Raises:
+        HTTPException: 400 when it holds another control character.
+    """
+    value = value.replace("\r\n", "\n")
+    found = _CONTROL.search(value)
+    if found:
+        code = f"U+{ord(found.group()):04X}"
+        raise HTTPException(400, f"{name} holds a control character ({code}); remove it")
+    return value
+
+
 def csrf_token(secret: bytes, subject: str) -> str:
     """The CSRF token of a participant's (or the researcher's) forms."""
     return hmac.new(secret, f"csrf:{subject}".encode(), hashlib.sha256).hexdigest()
 
 
 async def form(request: Request, secret: bytes, subject: str) -> dict[str, str]:
-    """A URL-encoded form whose CSRF token matches; each field's first value.
+    """A URL-encoded form whose CSRF token matches; each field's first value, its line
+    breaks as LF.
 
     Raises:
-        HTTPException: 403 for a missing or wrong CSRF token, 415 for another encoding.
+        HTTPException: 403 for a missing or wrong CSRF token, 415 for another encoding,
+            400 for text that is not UTF-8 (percent-encoded too) or holds a control
+            character other than a tab or a line break.
     """
     kind = request.headers.get("content-type", "").split(";")[0].strip()
     body = await request.body()
     if body and kind != "application/x-www-form-urlencoded":
         raise HTTPException(415, "forms are sent URL-encoded")
     try:
-        fields = parse_qs(body.decode("utf-8"), keep_blank_values=True, max_num_fields=50)
+        fields = parse_qs(
+            body.decode("utf-8"), keep_blank_values=True, max_num_fields=50, errors="strict"
+        )
     except (UnicodeDecodeError, ValueError):
-        raise HTTPException(400, "the form could not be read") from None
-    values = {k: v[0] for k, v in fields.items()}
+        raise HTTPException(400, "the form could not be read (it is not UTF-8 text)") from None
+    values = {k: _checked(k, v[0]) for k, v in fields.items()}
     sent = values.pop("csrf", "")
     if not hmac.compare_digest(sent.encode(), csrf_token(secret, subject).encode()):
         raise HTTPException(403, "this form has expired; reload the page and try again")

@@ -1,10 +1,13 @@
-"""Sessions in progress: each is played by the runner's own `play_session` (memory context
-and recall, the agent, the score, the memory's learning), with the participant on the other
-side, then committed to the run store with the memory version after it, as a run commits.
+"""Sessions in progress: each is played by the runner's own session lifecycle
+(`rapport.eval.live_session`: memory context and recall, the agent, the score, the memory's
+learning, the snapshot and one commit, with its fallback for a record the store cannot
+take), with the participant on the other side.
 
 A session's play task lives in the server's event loop. After a restart (or when the
 participant comes back days later) it is started again from what ``study.sqlite`` holds:
-the episode replays the stored messages and goes on where they stop.
+the episode replays the stored messages and goes on where they stop. A page's event stream
+starts it too, so a reply pending when the server stopped is generated once the page
+reconnects.
 """
 
 from __future__ import annotations
@@ -12,28 +15,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from rapport.agents import Agent
-from rapport.envs import SessionFailure
 from rapport.envs.study import (
     SESSIONS,
     ClosingEvent,
     StudyBenchmark,
     SurveyAnswers,
 )
-from rapport.eval import one_line, play_session, record_failure
-from rapport.llm import (
-    ModelRoles,
-)
+from rapport.eval import UserTrack, live_session, model_roles
+from rapport.llm import ModelRoles
 from rapport.log import (
     Condition,
     ExperimentConfig,
     MemoryState,
-    MemoryVersion,
     SessionRecord,
     SessionSpec,
     UserSpec,
@@ -41,11 +40,15 @@ from rapport.log import (
 from rapport.memory import Memory, create_memory
 from rapport.store import RunDirLock, RunStore
 
-from ._db import SessionKey, Speaker, StudyDB
+from ._create import make_private
+from ._db import STUDY_FILE, SessionKey, Speaker, StudyDB
+from ._reply import RETRY_DELAYS_S, PatientAgent
 
 log = logging.getLogger(__name__)
 
-State = Literal["listening", "thinking", "survey", "saving", "done", "error"]
+State = Literal["listening", "thinking", "failed", "survey", "saving", "done", "error"]
+"""What the page shows: ``failed`` is a reply that failed every try, waiting for the
+participant to ask again or end the session."""
 
 
 @dataclass
@@ -64,6 +67,41 @@ class LiveSession:
     """Bumped on every change the page should see."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task[None] | None = None
+    ended: bool = False
+    """The participant ended the conversation."""
+    problem: str = ""
+    """Why the last reply failed (state ``failed``)."""
+    decision: asyncio.Future[bool] | None = None
+    """The participant's answer to a failed reply: True, try again; False, end."""
+
+    async def reply_failed(self, why: str) -> bool:
+        """Tell the page that the reply failed every try and wait for the participant:
+        True when they ask for another try, False when they end the session."""
+        if self.ended:
+            return False
+        self.problem, self.draft = why, ""
+        self.decision = asyncio.get_running_loop().create_future()
+        self.notify("failed")
+        again = await self.decision
+        self.decision, self.problem = None, ""
+        if again:
+            self.notify("thinking")
+        return again
+
+    def decide(self, again: bool) -> bool:
+        """Answer a failed reply; False when none is waiting."""
+        if self.decision is None or self.decision.done():
+            return False
+        self.decision.set_result(again)
+        return True
+
+    def end(self) -> None:
+        """The participant ended the session: no more messages, and a failed reply is
+        given up."""
+        if not self.ended:
+            self.ended = True
+            self.inbox.put_nowait(None)
+        self.decide(False)
 
     def notify(self, state: State | None = None) -> None:
         """Tell waiting pages that something changed."""
@@ -76,6 +114,11 @@ class LiveSession:
     def stream(self, piece: str) -> None:
         """Add a streamed piece of the reply being generated."""
         self.draft += piece
+        self.notify()
+
+    def restart_draft(self) -> None:
+        """Drop the reply streamed so far (it is being generated again)."""
+        self.draft = ""
         self.notify()
 
     async def wait_change(self, seen: int, timeout: float) -> int:
@@ -123,14 +166,25 @@ class StudyRuntime:
     Args:
         study_dir: the study dir (made by `create_study`).
         models: model roles to use instead of those the run header names (tests).
+        retry_delays: the waits before each new try of a failed reply.
 
     Raises:
         FileNotFoundError: not a study dir.
+        PermissionError: the study dir cannot be written (serving writes every message).
         rapport.store.RunDirBusy: another process serves it.
     """
 
-    def __init__(self, study_dir: str | Path, *, models: ModelRoles | None = None) -> None:
+    def __init__(
+        self,
+        study_dir: str | Path,
+        *,
+        models: ModelRoles | None = None,
+        retry_delays: Sequence[float] = RETRY_DELAYS_S,
+    ) -> None:
         self.dir = Path(study_dir)
+        self.retry_delays = tuple(retry_delays)
+        check_writable(self.dir)
+        make_private(self.dir)
         self.db = StudyDB(self.dir)
         self.lock = RunDirLock(self.dir)
         self.lock.acquire()
@@ -171,6 +225,15 @@ class StudyRuntime:
         """The session as committed to the run store (None: not yet)."""
         return self.store.session(key.condition, key.participant, key.index)
 
+    def is_stored(self, key: SessionKey) -> bool:
+        """Whether the session is in the run store (without reading it: a long session's
+        record is large)."""
+        return key.index in self.store.done(key.condition, key.participant)
+
+    def failed(self, key: SessionKey) -> bool:
+        """Whether the session is in the run store with status ``error``."""
+        return key.index in self.store.error_indices(key.condition, key.participant)
+
     def session(self, key: SessionKey) -> LiveSession:
         """The session's live state, its play task started (again) if needed.
 
@@ -187,57 +250,61 @@ class StudyRuntime:
         if messages and messages[-1].speaker == "user":
             live.state = "thinking"
         if self.db.ended(key):
-            live.inbox.put_nowait(None)
+            live.end()
         self.live[key] = live
         live.task = asyncio.get_running_loop().create_task(self._play(live))
         return live
 
     async def _play(self, live: LiveSession) -> None:
         try:
-            await self._play_and_commit(live)
+            record = await self._play_and_commit(live)
         except Exception:
-            # play_session records every failure of the session itself; this is the store
+            # The lifecycle records every failure of the session itself; this is the store
             # or a bug. The messages are kept: the next page load starts the session again.
             log.exception("session %s could not be played or stored", live.key)
             live.notify("error")
-            self.live.pop(live.key, None)
+        else:
+            live.notify("error" if record.status == "error" else "done")
+        finally:
+            # A page waiting on this session holds it and reads its last state.
+            if self.live.get(live.key) is live:
+                del self.live[live.key]
 
-    async def _play_and_commit(self, live: LiveSession) -> None:
+    async def _play_and_commit(self, live: LiveSession) -> SessionRecord:
         key = live.key
-        condition = self.conditions[key.condition]
-        memory = self.memories[key.condition]
         user = self.benchmark.user(key.participant)
         spec = self.benchmark.block_sessions(key.participant, key.condition)[key.index]
-        ref = user.ref()
         latest = self.store.latest_memory(key.condition, key.participant)
         if key.index % SESSIONS == 0:
             latest = None  # a block's memory starts empty: it is kept per study type too
-        memory.restore(ref, latest.state if latest is not None else MemoryState())
-        started = time.time()
-        record = await play_session(
-            self.benchmark,
+        track = UserTrack(
+            condition=self.conditions[key.condition],
+            memory=self.memories[key.condition],
+            user=user,
+            ref=user.ref(),
+            done=set(),
+            latest=latest,
+            version=key.index,
+        )
+        track.memory.restore(track.ref, latest.state if latest is not None else MemoryState())
+
+        def agent(models: ModelRoles) -> PatientAgent:
+            return PatientAgent(
+                models.get("agent"),
+                on_text=live.stream,
+                decide=live.reply_failed,
+                delays=self.retry_delays,
+                restart=live.restart_draft,
+            )
+
+        return await live_session(
+            track,
             spec,
-            user,
+            benchmark=self.benchmark,
             models=self.models,
-            memory=memory,
-            condition=condition,
-            ref=ref,
-            memory_version=key.index,
-            agent=Agent(self.models.get("agent"), on_text=live.stream),
+            store=self.store,
+            agent_factory=agent,
         )
-        record.started_at = min(started, record.started_at)
-        live.notify("saving")
-        state = latest.state if latest is not None else MemoryState()
-        try:
-            state = memory.snapshot(ref)
-        except Exception as exc:
-            record_failure(record, SessionFailure("memory.snapshot", one_line(exc)))
-        version = MemoryVersion(
-            condition=key.condition, user_id=key.participant, version=key.index + 1, state=state
-        )
-        self.store.commit_session(record, version)
-        live.notify("error" if record.status == "error" else "done")
-        self.live.pop(key, None)
 
     def store_closing(self, participant: str) -> bool:
         """Add a participant's closing questionnaire (as ``study.sqlite`` holds it) to their
@@ -258,17 +325,23 @@ class StudyRuntime:
         live = self.live.get(key)
         if live is not None and live.answers is not None and not live.answers.done():
             live.answers.set_result(answers)
+            live.notify("saving")
 
 
 def build_models(config: ExperimentConfig) -> ModelRoles:
     """The model roles a study's run header names (no response cache: people never ask
     the same thing twice on purpose)."""
-    models = ModelRoles(
-        config.models,
-        seed=config.seed,
-        cache=None,
-        settings=config.model_settings,
-        sampling=config.sampling,
-    )
+    models = model_roles(config, cache=None)
     models.check_names()
     return models
+
+
+def check_writable(study_dir: Path) -> None:
+    """Refuse a study dir that cannot be written, before anything is opened.
+
+    Raises:
+        PermissionError: the dir or a store in it is read-only.
+    """
+    for path in (study_dir, study_dir / STUDY_FILE):
+        if path.exists() and not os.access(path, os.W_OK):
+            raise PermissionError(f"{path} cannot be written: a study is served read-write")

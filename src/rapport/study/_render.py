@@ -3,7 +3,7 @@ cleaned by nh3 (the Rust ``ammonia`` sanitizer) with a short allow-list."""
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 TAGS = {
@@ -25,8 +25,10 @@ def _markdown() -> Any:
     return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
 
+@lru_cache(maxsize=8192)
 def render_markdown(text: str) -> str:
-    """Safe HTML for a model's Markdown: no scripts, no event handlers, no ``javascript:``."""
+    """Safe HTML for a model's Markdown: no scripts, no event handlers, no ``javascript:``
+    (kept for the replies rendered last: a page is read again and again)."""
     try:
         import nh3
     except ImportError as exc:  # pragma: no cover

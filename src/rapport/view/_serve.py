@@ -17,6 +17,7 @@ from rapport.report import is_run_dir
 from ._app import create_app
 from ._data import RunData
 from ._folder import RunFolder, create_folder_app
+from ._guard import LocalOnly
 
 HOST = "127.0.0.1"
 
@@ -27,8 +28,11 @@ def bind(port: int) -> socket.socket:
     Raises:
         OSError: the port is taken or not allowed.
     """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on an accepted socket only when
+    # its proto says TCP, and without it every keep-alive response waits for a delayed ACK.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((HOST, port))
     except OSError:
@@ -39,7 +43,7 @@ def bind(port: int) -> socket.socket:
 
 
 def _server(app: ASGIApp) -> uvicorn.Server:
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(LocalOnly(app), log_level="warning", access_log=False, lifespan="off")
     return uvicorn.Server(config)
 
 

@@ -14,6 +14,8 @@
   var draft = null;
   var draftSeq = null;
   var draftText = "";
+  var problem = "";
+  var retry = document.getElementById("retry");
 
   function dropDraft() {
     if (draft) { draft.parentNode.removeChild(draft); }
@@ -77,10 +79,32 @@
       if (button) { button.disabled = false; }
     } else if (state === "survey") {
       window.location.assign(chat.dataset.survey);
+    } else if (state === "failed") {
+      dropDraft();
+      status.textContent = "The assistant could not reply (" + problem + "). " +
+        "Your message is saved: try again, or end the session.";
+      if (button) { button.disabled = true; }
     } else if (state === "error") {
       dropDraft();
       status.textContent = "This session stopped on an error; go on with the next one.";
+      if (button) { button.disabled = true; }
     }
+    if (retry) { retry.hidden = state !== "failed"; }
+  }
+
+  // POST a form as the server's JSON API; `done` gets the answer, `failed` an Error.
+  function post(target, done, failed) {
+    fetch(target.action, {
+      method: "POST",
+      headers: { "Accept": "application/json" },
+      body: new URLSearchParams(new FormData(target)),
+      credentials: "same-origin"
+    }).then(function (r) {
+      return r.json().then(function (body) { return { ok: r.ok, body: body }; });
+    }).then(function (res) {
+      if (!res.ok) { throw new Error(res.body.error || "not sent"); }
+      done(res.body);
+    }).catch(failed);
   }
 
   function follow() {
@@ -88,6 +112,7 @@
     source = new EventSource(chat.dataset.events + "?after=" + after);
     source.addEventListener("message", function (e) { add(JSON.parse(e.data)); });
     source.addEventListener("delta", function (e) { grow(JSON.parse(e.data)); });
+    source.addEventListener("problem", function (e) { problem = JSON.parse(e.data); });
     source.addEventListener("state", function (e) {
       var state = JSON.parse(e.data);
       setState(state);
@@ -96,6 +121,16 @@
   }
 
   if (chat.dataset.state === "thinking") { follow(); }
+  if (retry) {
+    retry.addEventListener("submit", function (e) {
+      e.preventDefault();
+      retry.hidden = true;
+      status.textContent = "Trying again…";
+      post(retry, function () { setState("thinking"); follow(); }, function (err) {
+        status.textContent = "Could not try again: " + err.message + ". Reload the page.";
+      });
+    });
+  }
   if (!form) { return; }
   form.addEventListener("submit", function (e) {
     e.preventDefault();
@@ -103,20 +138,12 @@
     if (!text || button.disabled) { return; }
     button.disabled = true;
     status.textContent = "Sending…";
-    fetch(form.action, {
-      method: "POST",
-      headers: { "Accept": "application/json" },
-      body: new URLSearchParams(new FormData(form)),
-      credentials: "same-origin"
-    }).then(function (r) {
-      return r.json().then(function (body) { return { ok: r.ok, body: body }; });
-    }).then(function (res) {
-      if (!res.ok) { throw new Error(res.body.error || "not sent"); }
-      add({ seq: res.body.stored, speaker: "user", text: text });
+    post(form, function (body) {
+      add({ seq: body.stored, speaker: "user", text: text });
       form.elements.text.value = "";
       setState("thinking");
       follow();
-    }).catch(function (err) {
+    }, function (err) {
       status.textContent = "Not sent: " + err.message + ". Your text is still in the box.";
       button.disabled = false;
     });
