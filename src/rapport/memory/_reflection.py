@@ -267,6 +267,21 @@ def _conversation_text(conversation: list[Message], last: int = 6, limit: int = 
     )
 
 
+_LIST_ONLY = frozenset(
+    {
+        "max_notes",
+        "layout",
+        "retries",
+        "structured_fallback",
+        "max_turn_chars",
+        "max_tokens",
+        "pushback_labels",
+    }
+)
+_UNREAD_BY = {"msc": _LIST_ONLY, "list": frozenset({"pick_before_notes", "notes_format"})}
+"""The options each form does not read (``prompts_from`` says so itself)."""
+
+
 class ReflectionMemory(BaseMemory):
     """Rewrites a list of preference notes after each session; picks relevant ones each turn.
 
@@ -313,12 +328,31 @@ class ReflectionMemory(BaseMemory):
         its own place for them); None: our prompts."""
 
         @model_validator(mode="after")
+        def _options_fit_form(self) -> Self:
+            """Refuse an option the chosen form does not read (it would be a silent no-op)."""
+            unread = sorted(self.model_fields_set & _UNREAD_BY[self.form])
+            if unread:
+                other = "list" if self.form == "msc" else "msc"
+                raise ValueError(
+                    f"{', '.join(unread)} applies to form {other}, and this reflection's form "
+                    f"is {self.form} (set form: {other}, or leave {unread[0]} out)"
+                )
+            return self
+
+        @model_validator(mode="after")
         def _prompts_take_msc_form(self) -> Self:
+            if self.notes_format == "json" and self.prompts_from is None:
+                raise ValueError("notes_format json is MSC's JSON path: it takes prompts_from")
             if self.prompts_from is not None:
                 if self.form != "msc":
                     raise ValueError("prompts_from reads MSC's notes prompts: it takes form msc")
                 self._msc_prompts = load_msc_notes_prompts(self.prompts_from)
             return self
+
+        notes_format: Literal["text", "json"] = "text"
+        """``form: msc`` with ``prompts_from``: ``json`` reads the notes update as MSC's
+        code does on its Llama-3.3-70B path (one JSON object; its ``agent_notes`` are the
+        notes); ``text``: the whole reply is the notes (MSC's path for every other model)."""
 
         _msc_prompts: NotesPrompts | None = PrivateAttr(default=None)
         """The checkout's notes prompts, read once when the options are checked."""
@@ -380,7 +414,13 @@ class ReflectionMemory(BaseMemory):
         if not any(turn.speaker in ("user", "agent") for turn in record.turns):
             return  # nothing was said: nothing to reflect on, no model call
         if self.options.form == "msc":
-            await update_notes(self.models.get("memory"), self.notes_prompts, state, record)
+            await update_notes(
+                self.models.get("memory"),
+                self.notes_prompts,
+                state,
+                record,
+                msc_json=self.options.notes_format == "json",
+            )
             return
         prior = [item.text for item in state.items]
         pushback = self.options.pushback_labels
