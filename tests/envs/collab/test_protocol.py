@@ -91,3 +91,17 @@ def test_docs_table_of_differences_is_the_protocol(capsys: pytest.CaptureFixture
     docs = (ROOT / "docs" / "collab.md").read_text(encoding="utf-8")
     shown = docs.split(BEGIN, 1)[1].split(END, 1)[0].strip()
     assert shown == printed
+
+
+def test_a_reflection_option_the_form_does_not_read_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "reflector.yaml"
+    config.write_text("memory_options:\n  reflection: {layout: tags}\n")
+    run_dir = tmp_path / "run"
+    argv = ["run", "collab", "--config", str(config), "--memory", "reflection"]
+    argv += ["--model", "all=scripted/auto", "--run-dir", str(run_dir), "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "layout applies to form list" in err and err.count("\n") == 1
+    assert not (run_dir / "run.sqlite").exists()
