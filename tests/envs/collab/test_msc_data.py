@@ -137,3 +137,15 @@ def test_the_report_names_the_dataset_and_the_grader(tmp_path: Path) -> None:
     ]
     table = protocol_table(records)
     assert table.rows == [["none", "mmlu", "judge", 2, 0.5]]
+
+
+def test_the_oracle_gets_what_the_user_is_told_in_the_profile_s_words(tmp_path: Path) -> None:
+    from rapport.envs import Condition
+
+    path = write_profiles(tmp_path / "user_profiles.json", 1)
+    bench = create_benchmark(config(profiles=str(path)))
+    [user] = bench.users(1, seed=0)
+    told = bench.truth(user, Condition(name="oracle", memory="oracle"))
+    assert told == "\n".join(f"{n}. {p}" for n, p in enumerate(PHRASES, start=1))
+    plain = Condition(name="s2", memory="oracle", settings={"preferences": False})
+    assert bench.truth(user, plain) == ""

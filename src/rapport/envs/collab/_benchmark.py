@@ -184,10 +184,17 @@ class CollabBenchmark(Benchmark):
         ]
 
     def truth(self, user: UserSpec, condition: Condition) -> str:
-        """The user's preferences in words (none under a condition where it holds none)."""
+        """The user's preferences in words (none under a condition where it holds none).
+        Under MSC's session, what the user itself receives: its profile's wording, listed
+        as MSC's run.py lists it for the user (Table 3's S4: "the same as what is provided
+        to the user simulator"); under the guarded session, each preference's criterion."""
         if not SessionSettings.model_validate(condition.settings).preferences:
             return ""
-        return as_collab_user(user).truth()
+        collab_user = as_collab_user(user)
+        if self.protocol.session != "msc":
+            return collab_user.truth()
+        words = collab_user.preference_wording()
+        return "\n".join(f"{n}. {text}" for n, text in enumerate(words, start=1))
 
     def episode(
         self, spec: SessionSpec, user: UserSpec, models: ModelRoles, condition: Condition
