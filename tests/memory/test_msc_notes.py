@@ -192,3 +192,15 @@ def test_an_option_the_form_does_not_read_is_refused(
     roles = ModelRoles({"memory": ScriptedAPI(responder=memory_reply)})
     with pytest.raises(ValidationError, match=re.escape(refused)):
         create_memory("reflection", roles, **options)
+
+
+async def test_fresh_notes_start_every_session_and_reflection_empty() -> None:
+    api = ScriptedAPI(responder=memory_reply, name="scripted/memory")
+    memory = create_memory("reflection", ModelRoles({"memory": api}), form="msc", fresh_notes=True)
+    user = UserSpec(id="u", persona="p", preferences=[])
+    await memory.learn(user, record())
+    assert memory.snapshot(user).items  # the session's reflection is kept
+    assert await memory.context(user, SessionInfo(index=1, benchmark="collab")) == ""
+    await memory.learn(user, record())
+    second_update = [r for r in api.requests if r.json_schema and "notes" in str(r.json_schema)]
+    assert LONG.strip()[:40] not in second_update[-1].messages[0].content

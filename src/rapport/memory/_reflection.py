@@ -278,7 +278,10 @@ _LIST_ONLY = frozenset(
         "pushback_labels",
     }
 )
-_UNREAD_BY = {"msc": _LIST_ONLY, "list": frozenset({"pick_before_notes", "notes_format"})}
+_UNREAD_BY = {
+    "msc": _LIST_ONLY,
+    "list": frozenset({"pick_before_notes", "notes_format", "fresh_notes"}),
+}
 """The options each form does not read (``prompts_from`` says so itself)."""
 
 
@@ -349,6 +352,10 @@ class ReflectionMemory(BaseMemory):
                 self._msc_prompts = load_msc_notes_prompts(self.prompts_from)
             return self
 
+        fresh_notes: bool = False
+        """``form: msc``: every session starts from empty notes and each reflection is
+        written from empty notes (MSC's generator in training mode: one reflection per
+        session, none carried over); the notes of each session are still stored."""
         notes_format: Literal["text", "json"] = "text"
         """``form: msc`` with ``prompts_from``: ``json`` reads the notes update as MSC's
         code does on its Llama-3.3-70B path (one JSON object; its ``agent_notes`` are the
@@ -373,7 +380,7 @@ class ReflectionMemory(BaseMemory):
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         if self.options.form == "msc":
-            text = notes_text(self.state(user))
+            text = self._carried(user)
             if not text or self.options.prompts_from:
                 return text
             return render("msc_notes_context.md", notes=text).strip()
@@ -414,6 +421,8 @@ class ReflectionMemory(BaseMemory):
         if not any(turn.speaker in ("user", "agent") for turn in record.turns):
             return  # nothing was said: nothing to reflect on, no model call
         if self.options.form == "msc":
+            if self.options.fresh_notes:
+                state.items = []
             await update_notes(
                 self.models.get("memory"),
                 self.notes_prompts,
@@ -443,10 +452,14 @@ class ReflectionMemory(BaseMemory):
         state.data["sessions_learned"] = int(state.data.get("sessions_learned", 0)) + 1
         state.data["last_reasoning"] = parsed.reasoning
 
+    def _carried(self, user: UserRef) -> str:
+        """The notes a session starts from ("" with ``fresh_notes``)."""
+        return "" if self.options.fresh_notes else notes_text(self.state(user))
+
     async def _msc_recall(self, user: UserRef, conversation: list[Message]) -> str:
         """MSC's per-turn pick of the notes that bear on the next reply. With MSC's prompts
         the line before the picked notes comes even when none are picked, as in its code."""
-        notes = notes_text(self.state(user))
+        notes = self._carried(user)
         if not self.select or not (notes or self.options.pick_before_notes):
             return ""
         prompts = self.notes_prompts
