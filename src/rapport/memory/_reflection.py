@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from importlib import resources
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, Field, PrivateAttr, create_model, model_validator
@@ -31,7 +30,6 @@ from rapport.log import MemoryItem, Provenance, SessionRecord
 
 from ._msc_notes import (
     NotesPrompts,
-    fill,
     load_msc_notes_prompts,
     notes_text,
     packaged_notes_prompts,
@@ -39,8 +37,16 @@ from ._msc_notes import (
     update_notes,
 )
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef, pushbacks
+from ._reflection_prompt import (
+    DEFAULT_MAX_NOTES,
+    Layout,
+    clip,
+    format_transcript,
+    prompt_template,
+    reflection_messages,
+    render,
+)
 
-DEFAULT_MAX_NOTES = 12
 _NOTE_CHARS = 160
 _COPY_RUN = 8  # words in a row shared with the conversation that mark a copied note
 _MIN_NOTE_WORDS = 2
@@ -48,7 +54,6 @@ _REASONING = re.compile(r"<reasoning>(.*?)</reasoning>", re.DOTALL | re.IGNORECA
 _NOTES = re.compile(r"<notes>(.*?)</notes>", re.DOTALL | re.IGNORECASE)
 _NOTE_LINE = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+(.*\S)\s*$")
 _TURNS_TAG = re.compile(r"\s*\[\s*turns?\s+([\d,\s and]+)\]\s*$", re.IGNORECASE)
-Layout = Literal["json", "tags"]
 _Note = Annotated[str, Field(max_length=_NOTE_CHARS)]
 
 
@@ -84,89 +89,6 @@ class ParsedReflection(BaseModel):
     """The notes, without list markers and without their turn tags."""
     note_turns: list[list[int]] = Field(default_factory=list)
     """For each note, the turns it cites (empty when it cites none)."""
-
-
-@functools.cache
-def prompt_template(name: str) -> str:
-    """A prompt file from ``rapport/memory/prompts`` (package data)."""
-    return (resources.files("rapport.memory") / "prompts" / name).read_text(encoding="utf-8")
-
-
-def render(name: str, **values: object) -> str:
-    """Fill a prompt's ``{placeholders}`` in one pass (braces in the values stay as they are)."""
-    return fill(prompt_template(name), values)
-
-
-def _clip(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit].rstrip() + " [...]"
-
-
-def format_transcript(
-    record: SessionRecord, max_turn_chars: int = 1500, *, pushback: bool = False
-) -> str:
-    """A session as numbered lines for the reflection prompt. System turns are left out.
-
-    With `pushback`, user turns where the user enforced a preference are marked
-    ``PUSHBACK`` and the agent reply an enforcement event points at is marked as objected
-    to: a cleaner signal than the paper's reflector gets, which must work out for itself
-    which user messages were complaints.
-    """
-    enforced = {e.turn for e in pushbacks(record) if e.turn is not None} if pushback else set()
-    lines = []
-    for turn in record.turns:
-        if turn.speaker == "system":
-            continue
-        text = _clip(turn.text, max_turn_chars if turn.speaker != "tool" else 300)
-        if turn.speaker == "user":
-            label = "USER (PUSHBACK)" if turn.index in enforced else "USER"
-        elif turn.speaker == "agent":
-            label = "ASSISTANT (objected to)" if turn.index in enforced else "ASSISTANT"
-            calls = ", ".join(f"{c.name}({c.arguments})" for c in turn.tool_calls)
-            text = f"{text} [calls: {calls}]".strip() if calls else text
-        else:
-            label = "TOOL"
-        lines.append(f"[turn {turn.index}] {label}: {text}")
-    return "\n".join(lines) if lines else "(empty conversation)"
-
-
-_PUSHBACK_NOTE = (
-    "; turns marked PUSHBACK are where the person asked the assistant to change how it replies"
-)
-
-
-def reflection_messages(
-    transcript: str,
-    prior_notes: list[str],
-    max_notes: int = DEFAULT_MAX_NOTES,
-    layout: Layout = "tags",
-    *,
-    pushback: bool = False,
-) -> list[Message]:
-    """The chat messages asking the memory model to reflect on a session and rewrite the notes.
-
-    Args:
-        transcript: the session, as `format_transcript` writes it.
-        prior_notes: the user's notes before this session.
-        max_notes: the most notes the model may keep.
-        layout: ``tags`` (the trained reflector's format) or ``json`` (structured output).
-        pushback: the transcript marks enforcing turns (the prompt then says so).
-    """
-    notes = "\n".join(f"- {n}" for n in prior_notes) if prior_notes else "(none yet)"
-    answer = prompt_template(f"reflection_layout_{layout}.md").strip()
-    system = render("reflection_system.md", max_notes=max_notes, layout=answer)
-    return [
-        Message(role="system", content=system),
-        Message(
-            role="user",
-            content=render(
-                "reflection_user.md",
-                prior_notes=notes,
-                transcript=transcript,
-                marks=_PUSHBACK_NOTE if pushback else "",
-            ),
-        ),
-    ]
 
 
 def reflection_error(text: str) -> str | None:
@@ -262,9 +184,7 @@ def _selection_schema(count: int) -> type[BaseModel]:
 def _conversation_text(conversation: list[Message], last: int = 6, limit: int = 600) -> str:
     shown = [m for m in conversation if m.role in ("user", "assistant")][-last:]
     names = {"user": "USER", "assistant": "ASSISTANT"}
-    return (
-        "\n".join(f"{names[m.role]}: {_clip(m.content, limit)}" for m in shown) or "(nothing yet)"
-    )
+    return "\n".join(f"{names[m.role]}: {clip(m.content, limit)}" for m in shown) or "(nothing yet)"
 
 
 _LIST_ONLY = frozenset(
