@@ -243,9 +243,10 @@ def run_rapport(
     argv += ["--users", str(args.users), "--sessions", "20", "--max-turns", str(args.max_turns)]
     argv += ["--run-dir", str(run_dir), "--no-progress", "--no-cache"]
     if args.reflection:
+        # The memory role is left to its default, the agent's model (MSC's collaborator
+        # writes and picks its own notes).
         argv += ["--memory", "reflection", "--prompts-from", str(args.checkout)]
-        for role in ("agent", "memory"):
-            argv += ["--model", f"{role}=openai/rapport-agent,base_url={url}"]
+        argv += ["--model", f"agent=openai/rapport-agent,base_url={url}"]
     else:
         argv += ["--memory", "none", "--model", f"agent=openai/msc-agent,base_url={url}"]
     for role in ("user", "judge"):

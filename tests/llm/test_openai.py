@@ -216,3 +216,10 @@ def test_unknown_options_are_refused() -> None:
         create_api("openai/m", temperature=1)
     with pytest.raises(ModelError, match="schema_mode"):
         create_api("openai/m", schema_mode="grammar")
+
+
+async def test_a_reply_is_kept_as_the_server_wrote_it() -> None:
+    written = "  Here is the plan:\n- step one\n\n"
+    server = FakeServer(lambda _b: _chat_response(written))
+    out = await server.model().generate([Message(role="user", content="plan?")])
+    assert out.text == written

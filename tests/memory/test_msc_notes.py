@@ -146,3 +146,61 @@ async def test_with_msc_s_prompts_the_line_comes_even_when_nothing_is_picked() -
     recalled = await memory.recall(user, [Message(role="assistant", content="Hi?")])
     assert recalled == "Notes {picked} for this reply:\n"
     assert "All notes:\n\n" in api.requests[0].messages[0].content
+
+
+async def test_packaged_prompts_show_the_model_single_braces() -> None:
+    api = ScriptedAPI(responder=memory_reply, name="scripted/memory")
+    memory = create_memory("reflection", ModelRoles({"memory": api}), form="msc")
+    user = UserSpec(id="u", persona="p", preferences=[])
+    await memory.learn(user, record())
+    await memory.recall(user, [Message(role="assistant", content="How can I help you?")])
+    for request in api.requests:
+        shown = request.messages[0].content
+        assert '{"reasoning"' in shown and "{{" not in shown and "}}" not in shown
+
+
+async def test_msc_s_json_path_keeps_agent_notes_asking_again_until_it_parses() -> None:
+    replies = iter(["not json at all", '{"agent_notes": "no reasoning key"}'])
+
+    def reply(request: Request) -> str:
+        if request.json_schema:
+            return json.dumps({"reasoning": "r", "relevant_notes": "x"})
+        return next(replies, '{"user_preferences_reasoning": "r", "agent_notes": " Bullets. "}')
+
+    api = ScriptedAPI(responder=reply, name="scripted/memory")
+    options = {"form": "msc", "prompts_from": str(CHECKOUT), "notes_format": "json"}
+    memory = create_memory("reflection", ModelRoles({"memory": api}), **options)
+    user = UserSpec(id="u", persona="p", preferences=[])
+    await memory.learn(user, record())
+    assert len(api.requests) == 3
+    assert len({r.config.seed for r in api.requests}) == 3  # each try a fresh sample
+    assert [i.text for i in memory.snapshot(user).items] == [" Bullets. "]  # as written
+
+
+@pytest.mark.parametrize(
+    ("options", "refused"),
+    [
+        ({"form": "msc", "layout": "tags"}, "layout applies to form list"),
+        ({"form": "msc", "max_notes": 5, "retries": 2}, "max_notes, retries applies to form list"),
+        ({"form": "list", "pick_before_notes": False}, "pick_before_notes applies to form msc"),
+        ({"form": "msc", "notes_format": "json"}, "notes_format json is MSC's JSON path"),
+    ],
+)
+def test_an_option_the_form_does_not_read_is_refused(
+    options: dict[str, object], refused: str
+) -> None:
+    roles = ModelRoles({"memory": ScriptedAPI(responder=memory_reply)})
+    with pytest.raises(ValidationError, match=re.escape(refused)):
+        create_memory("reflection", roles, **options)
+
+
+async def test_fresh_notes_start_every_session_and_reflection_empty() -> None:
+    api = ScriptedAPI(responder=memory_reply, name="scripted/memory")
+    memory = create_memory("reflection", ModelRoles({"memory": api}), form="msc", fresh_notes=True)
+    user = UserSpec(id="u", persona="p", preferences=[])
+    await memory.learn(user, record())
+    assert memory.snapshot(user).items  # the session's reflection is kept
+    assert await memory.context(user, SessionInfo(index=1, benchmark="collab")) == ""
+    await memory.learn(user, record())
+    second_update = [r for r in api.requests if r.json_schema and "notes" in str(r.json_schema)]
+    assert LONG.strip()[:40] not in second_update[-1].messages[0].content

@@ -51,7 +51,13 @@ async def test_collab_run_with_a_transformers_reflector(tmp_path):
         preset="small",  # the scripted user answers the guarded user's prompt
         models={"memory": spec},
         memory_options={
-            "reflection": {"layout": "tags", "max_tokens": 8, "select": False, "retries": 0}
+            "reflection": {
+                "form": "list",
+                "layout": "tags",
+                "max_tokens": 8,
+                "select": False,
+                "retries": 0,
+            }
         },
     )
     roles = ModelRoles(

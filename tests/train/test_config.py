@@ -12,6 +12,9 @@ def test_paper_config_holds_the_papers_numbers():
     assert (g.prompts_per_step, g.num_generations, g.beta) == (64, 8, 0.003)
     assert (g.max_prompt_length, g.max_completion_length, g.steps) == (2048, 1024, 200)
     assert (config.sft.epochs, config.sft.max_length) == (4, 32768)
+    launch_processes = 4  # docs/training.md's launch
+    assert config.sft.batch_size * config.sft.grad_accum * launch_processes == 64  # Table 4
+    assert g.judge_model is not None and "Llama-3.3-70B-Instruct" in g.judge_model  # §5
 
 
 def test_packaged_configs_and_overrides(tmp_path):

@@ -82,14 +82,41 @@ def get_preset(name: str) -> Preset:
 
 
 def apply_preset(config: ExperimentConfig) -> ExperimentConfig:
-    """The config with its preset applied (unchanged when it names none).
+    """The config as its benchmark runs it: its preset applied (none when it names none),
+    and the roles the benchmark runs on another role's model named (`with_role_defaults`).
 
     Raises:
         UnknownPresetError: an unknown preset, or one without changes for the benchmark.
     """
-    if config.preset is None:
+    if config.preset is not None:
+        config = get_preset(config.preset).apply(config)
+    return with_role_defaults(config)
+
+
+def with_role_defaults(config: ExperimentConfig) -> ExperimentConfig:
+    """The config with each role of the benchmark's ``role_defaults`` that the config does
+    not name set to the model (spec and provider settings) of the role it defaults to, when
+    the config names that one and a memory of the run asks for the role. Unchanged for an
+    unknown benchmark or memory (the run refuses those itself)."""
+    from rapport.memory import UnknownMemoryError, memory_roles
+
+    from ._registry import benchmark_class
+
+    try:
+        defaults = benchmark_class(config.benchmark).role_defaults
+        asked = {r for m in config.memory for r in (memory_roles(m) or ())}
+    except (ValueError, LookupError, ImportError, UnknownMemoryError):
         return config
-    return get_preset(config.preset).apply(config)
+    models, settings = dict(config.models), dict(config.model_settings)
+    for role, source in defaults.items():
+        if role in models or role in settings or source not in models or role not in asked:
+            continue
+        models[role] = models[source]
+        if source in settings:
+            settings[role] = settings[source]
+    if models == config.models:
+        return config
+    return config.model_copy(update={"models": models, "model_settings": settings})
 
 
 def memory_options_for(

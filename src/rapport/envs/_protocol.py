@@ -200,6 +200,10 @@ class Benchmark(ABC):
     memory_defaults: ClassVar[dict[str, dict[str, Any]]] = {}
     """Memory options its paper's protocol sets (method -> options), under a preset's and
     a run's own."""
+    role_defaults: ClassVar[dict[str, str]] = {}
+    """Roles that run on another role's model where the config names none (role -> the
+    role it takes its model from): MSC's agent writes and picks its own notes
+    (``{"memory": "agent"}``). `apply_preset` lays them into the config."""
     paper_protocol: ClassVar[tuple[PaperSetting, ...]] = ()
     """The settings its paper fixes, each with the paper's value, source and the option
     that sets it (`rapport protocol NAME` prints them beside a config's values)."""

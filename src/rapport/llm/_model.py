@@ -388,7 +388,7 @@ class Model:
 
 class _Pieces:
     """A provider's streamed pieces made safe to show: invalid code points replaced, the
-    reply's leading whitespace left out (the stored text is stripped too)."""
+    reply's leading whitespace left out of what is shown."""
 
     def __init__(self, sink: TextSink) -> None:
         self.sink = sink

@@ -38,7 +38,8 @@ READY_TIMEOUT_S = 5.0
 
 
 class OpenAIAPI(ModelAPI):
-    """A chat model behind an OpenAI-compatible endpoint.
+    """A chat model behind an OpenAI-compatible endpoint. A reply's text is kept as the server
+    wrote it, edge whitespace included (MSC's runner keeps it so).
 
     Args:
         model: the server's model name.
@@ -241,7 +242,7 @@ class OpenAIAPI(ModelAPI):
             kind = ContextFull if _context_full(exc) else ModelError
             raise kind(f"{self.name} at {self.base_url}: {_describe(exc)}") from exc
         return Completion(
-            text="".join(pieces).strip(),
+            text="".join(pieces),
             usage=Usage(
                 prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
                 completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
@@ -301,7 +302,7 @@ def _completion(response: Any, name: str) -> Completion:
         calls.append(ToolCall(id=call_id, name=function.name, arguments=arguments))
     usage = response.usage
     return Completion(
-        text=text.strip(),
+        text=text,
         tool_calls=calls,
         usage=Usage(
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),

@@ -24,7 +24,14 @@ from ._reflection import (
     reflection_schema,
     render_reflection,
 )
-from ._registry import MEMORIES, UnknownMemoryError, create_memory, is_memory, register_memory
+from ._registry import (
+    MEMORIES,
+    UnknownMemoryError,
+    create_memory,
+    is_memory,
+    memory_roles,
+    register_memory,
+)
 
 __all__ = [
     "MEMORIES",
@@ -51,6 +58,7 @@ __all__ = [
     "get_embedder",
     "is_memory",
     "load_msc_notes_prompts",
+    "memory_roles",
     "minilm_path",
     "parse_reflection",
     "pushbacks",

@@ -23,7 +23,14 @@ from typing import Literal
 from pydantic import BaseModel
 
 from rapport._pysource import PySourceError, fstring_prefixes, parse, string_constants
-from rapport.llm import GenerateConfig, Message, Model
+from rapport.llm import (
+    GenerateConfig,
+    Message,
+    Model,
+    OutputValidationError,
+    parse_json_output,
+    stable_hash,
+)
 from rapport.log import MemoryItem, MemoryState, Provenance, SessionRecord
 
 NOTES_CONFIG = GenerateConfig(temperature=1.0, max_tokens=2048)
@@ -117,9 +124,16 @@ def record_conversation(record: SessionRecord) -> str:
 
 
 async def update_notes(
-    model: Model, prompts: NotesPrompts, state: MemoryState, record: SessionRecord
+    model: Model,
+    prompts: NotesPrompts,
+    state: MemoryState,
+    record: SessionRecord,
+    *,
+    msc_json: bool = False,
 ) -> None:
     """Rewrite the notes from the session (the previous notes kept on an empty answer).
+    With `msc_json` (MSC's Llama-3.3-70B path), the reply is one JSON object whose
+    ``agent_notes`` are the notes, asked again until it parses, up to MSC's 10 attempts.
 
     Raises:
         ModelError: the model failed (OutputValidationError: no valid notes).
@@ -128,7 +142,9 @@ async def update_notes(
         "update", notes=notes_text(state), conversation=record_conversation(record)
     )
     messages = [Message(role="user", content=prompt)]
-    if prompts.raw_notes:
+    if msc_json:
+        update = await _msc_json_update(model, messages)
+    elif prompts.raw_notes:
         out = await model.generate(messages, config=NOTES_CONFIG)
         update = NotesUpdate(notes=out.text)
     else:
@@ -136,10 +152,43 @@ async def update_notes(
         update = out.parsed
     if not update.notes.strip():
         return
+    # MSC's code keeps its notes as written, edge whitespace included.
+    text = update.notes if prompts.raw_notes or msc_json else update.notes.strip()
     source = Provenance(session=record.index, source="reflection")
-    state.items = [MemoryItem(id=NOTES_ID, text=update.notes.strip(), provenance=[source])]
+    state.items = [MemoryItem(id=NOTES_ID, text=text, provenance=[source])]
     state.data["sessions_learned"] = int(state.data.get("sessions_learned", 0)) + 1
     state.data["last_reasoning"] = update.reasoning
+
+
+MSC_ATTEMPTS = 10
+"""How often MSC's code asks for a notes update that parses (``num_retries``)."""
+_MSC_NOTES_KEYS = ("user_preferences_reasoning", "agent_notes")
+
+
+async def _msc_json_update(model: Model, messages: list[Message]) -> NotesUpdate:
+    """MSC's JSON notes update: ``agent_notes`` (``str`` of it, as its code keeps it) of the
+    first reply that is one JSON object with both of its keys.
+
+    Raises:
+        OutputValidationError: no such reply in MSC's attempts.
+    """
+    for attempt in range(MSC_ATTEMPTS):
+        config = NOTES_CONFIG
+        if attempt:
+            key = stable_hash("msc-notes-again", messages[-1].content, str(attempt))
+            config = config.model_copy(update={"seed": int(key[:8], 16)})
+        out = await model.generate(messages, config=config)
+        try:
+            parsed = parse_json_output(out.text)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(parsed, dict) and all(k in parsed for k in _MSC_NOTES_KEYS):
+            reasoning = str(parsed["user_preferences_reasoning"])
+            return NotesUpdate(reasoning=reasoning, notes=str(parsed["agent_notes"]))
+    raise OutputValidationError(
+        f"the notes update is not MSC's JSON ({', '.join(_MSC_NOTES_KEYS)}) after "
+        f"{MSC_ATTEMPTS} tries"
+    )
 
 
 async def select_notes(

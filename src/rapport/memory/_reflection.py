@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from importlib import resources
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, Field, PrivateAttr, create_model, model_validator
@@ -31,7 +30,6 @@ from rapport.log import MemoryItem, Provenance, SessionRecord
 
 from ._msc_notes import (
     NotesPrompts,
-    fill,
     load_msc_notes_prompts,
     notes_text,
     packaged_notes_prompts,
@@ -39,8 +37,16 @@ from ._msc_notes import (
     update_notes,
 )
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef, pushbacks
+from ._reflection_prompt import (
+    DEFAULT_MAX_NOTES,
+    Layout,
+    clip,
+    format_transcript,
+    prompt_template,
+    reflection_messages,
+    render,
+)
 
-DEFAULT_MAX_NOTES = 12
 _NOTE_CHARS = 160
 _COPY_RUN = 8  # words in a row shared with the conversation that mark a copied note
 _MIN_NOTE_WORDS = 2
@@ -48,7 +54,6 @@ _REASONING = re.compile(r"<reasoning>(.*?)</reasoning>", re.DOTALL | re.IGNORECA
 _NOTES = re.compile(r"<notes>(.*?)</notes>", re.DOTALL | re.IGNORECASE)
 _NOTE_LINE = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+(.*\S)\s*$")
 _TURNS_TAG = re.compile(r"\s*\[\s*turns?\s+([\d,\s and]+)\]\s*$", re.IGNORECASE)
-Layout = Literal["json", "tags"]
 _Note = Annotated[str, Field(max_length=_NOTE_CHARS)]
 
 
@@ -84,89 +89,6 @@ class ParsedReflection(BaseModel):
     """The notes, without list markers and without their turn tags."""
     note_turns: list[list[int]] = Field(default_factory=list)
     """For each note, the turns it cites (empty when it cites none)."""
-
-
-@functools.cache
-def prompt_template(name: str) -> str:
-    """A prompt file from ``rapport/memory/prompts`` (package data)."""
-    return (resources.files("rapport.memory") / "prompts" / name).read_text(encoding="utf-8")
-
-
-def render(name: str, **values: object) -> str:
-    """Fill a prompt's ``{placeholders}`` in one pass (braces in the values stay as they are)."""
-    return fill(prompt_template(name), values)
-
-
-def _clip(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[:limit].rstrip() + " [...]"
-
-
-def format_transcript(
-    record: SessionRecord, max_turn_chars: int = 1500, *, pushback: bool = False
-) -> str:
-    """A session as numbered lines for the reflection prompt. System turns are left out.
-
-    With `pushback`, user turns where the user enforced a preference are marked
-    ``PUSHBACK`` and the agent reply an enforcement event points at is marked as objected
-    to: a cleaner signal than the paper's reflector gets, which must work out for itself
-    which user messages were complaints.
-    """
-    enforced = {e.turn for e in pushbacks(record) if e.turn is not None} if pushback else set()
-    lines = []
-    for turn in record.turns:
-        if turn.speaker == "system":
-            continue
-        text = _clip(turn.text, max_turn_chars if turn.speaker != "tool" else 300)
-        if turn.speaker == "user":
-            label = "USER (PUSHBACK)" if turn.index in enforced else "USER"
-        elif turn.speaker == "agent":
-            label = "ASSISTANT (objected to)" if turn.index in enforced else "ASSISTANT"
-            calls = ", ".join(f"{c.name}({c.arguments})" for c in turn.tool_calls)
-            text = f"{text} [calls: {calls}]".strip() if calls else text
-        else:
-            label = "TOOL"
-        lines.append(f"[turn {turn.index}] {label}: {text}")
-    return "\n".join(lines) if lines else "(empty conversation)"
-
-
-_PUSHBACK_NOTE = (
-    "; turns marked PUSHBACK are where the person asked the assistant to change how it replies"
-)
-
-
-def reflection_messages(
-    transcript: str,
-    prior_notes: list[str],
-    max_notes: int = DEFAULT_MAX_NOTES,
-    layout: Layout = "tags",
-    *,
-    pushback: bool = False,
-) -> list[Message]:
-    """The chat messages asking the memory model to reflect on a session and rewrite the notes.
-
-    Args:
-        transcript: the session, as `format_transcript` writes it.
-        prior_notes: the user's notes before this session.
-        max_notes: the most notes the model may keep.
-        layout: ``tags`` (the trained reflector's format) or ``json`` (structured output).
-        pushback: the transcript marks enforcing turns (the prompt then says so).
-    """
-    notes = "\n".join(f"- {n}" for n in prior_notes) if prior_notes else "(none yet)"
-    answer = prompt_template(f"reflection_layout_{layout}.md").strip()
-    system = render("reflection_system.md", max_notes=max_notes, layout=answer)
-    return [
-        Message(role="system", content=system),
-        Message(
-            role="user",
-            content=render(
-                "reflection_user.md",
-                prior_notes=notes,
-                transcript=transcript,
-                marks=_PUSHBACK_NOTE if pushback else "",
-            ),
-        ),
-    ]
 
 
 def reflection_error(text: str) -> str | None:
@@ -262,9 +184,25 @@ def _selection_schema(count: int) -> type[BaseModel]:
 def _conversation_text(conversation: list[Message], last: int = 6, limit: int = 600) -> str:
     shown = [m for m in conversation if m.role in ("user", "assistant")][-last:]
     names = {"user": "USER", "assistant": "ASSISTANT"}
-    return (
-        "\n".join(f"{names[m.role]}: {_clip(m.content, limit)}" for m in shown) or "(nothing yet)"
-    )
+    return "\n".join(f"{names[m.role]}: {clip(m.content, limit)}" for m in shown) or "(nothing yet)"
+
+
+_LIST_ONLY = frozenset(
+    {
+        "max_notes",
+        "layout",
+        "retries",
+        "structured_fallback",
+        "max_turn_chars",
+        "max_tokens",
+        "pushback_labels",
+    }
+)
+_UNREAD_BY = {
+    "msc": _LIST_ONLY,
+    "list": frozenset({"pick_before_notes", "notes_format", "fresh_notes"}),
+}
+"""The options each form does not read (``prompts_from`` says so itself)."""
 
 
 class ReflectionMemory(BaseMemory):
@@ -313,12 +251,35 @@ class ReflectionMemory(BaseMemory):
         its own place for them); None: our prompts."""
 
         @model_validator(mode="after")
+        def _options_fit_form(self) -> Self:
+            """Refuse an option the chosen form does not read (it would be a silent no-op)."""
+            unread = sorted(self.model_fields_set & _UNREAD_BY[self.form])
+            if unread:
+                other = "list" if self.form == "msc" else "msc"
+                raise ValueError(
+                    f"{', '.join(unread)} applies to form {other}, and this reflection's form "
+                    f"is {self.form} (set form: {other}, or leave {unread[0]} out)"
+                )
+            return self
+
+        @model_validator(mode="after")
         def _prompts_take_msc_form(self) -> Self:
+            if self.notes_format == "json" and self.prompts_from is None:
+                raise ValueError("notes_format json is MSC's JSON path: it takes prompts_from")
             if self.prompts_from is not None:
                 if self.form != "msc":
                     raise ValueError("prompts_from reads MSC's notes prompts: it takes form msc")
                 self._msc_prompts = load_msc_notes_prompts(self.prompts_from)
             return self
+
+        fresh_notes: bool = False
+        """``form: msc``: every session starts from empty notes and each reflection is
+        written from empty notes (MSC's generator in training mode: one reflection per
+        session, none carried over); the notes of each session are still stored."""
+        notes_format: Literal["text", "json"] = "text"
+        """``form: msc`` with ``prompts_from``: ``json`` reads the notes update as MSC's
+        code does on its Llama-3.3-70B path (one JSON object; its ``agent_notes`` are the
+        notes); ``text``: the whole reply is the notes (MSC's path for every other model)."""
 
         _msc_prompts: NotesPrompts | None = PrivateAttr(default=None)
         """The checkout's notes prompts, read once when the options are checked."""
@@ -339,7 +300,7 @@ class ReflectionMemory(BaseMemory):
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         if self.options.form == "msc":
-            text = notes_text(self.state(user))
+            text = self._carried(user)
             if not text or self.options.prompts_from:
                 return text
             return render("msc_notes_context.md", notes=text).strip()
@@ -380,7 +341,15 @@ class ReflectionMemory(BaseMemory):
         if not any(turn.speaker in ("user", "agent") for turn in record.turns):
             return  # nothing was said: nothing to reflect on, no model call
         if self.options.form == "msc":
-            await update_notes(self.models.get("memory"), self.notes_prompts, state, record)
+            if self.options.fresh_notes:
+                state.items = []
+            await update_notes(
+                self.models.get("memory"),
+                self.notes_prompts,
+                state,
+                record,
+                msc_json=self.options.notes_format == "json",
+            )
             return
         prior = [item.text for item in state.items]
         pushback = self.options.pushback_labels
@@ -403,10 +372,14 @@ class ReflectionMemory(BaseMemory):
         state.data["sessions_learned"] = int(state.data.get("sessions_learned", 0)) + 1
         state.data["last_reasoning"] = parsed.reasoning
 
+    def _carried(self, user: UserRef) -> str:
+        """The notes a session starts from ("" with ``fresh_notes``)."""
+        return "" if self.options.fresh_notes else notes_text(self.state(user))
+
     async def _msc_recall(self, user: UserRef, conversation: list[Message]) -> str:
         """MSC's per-turn pick of the notes that bear on the next reply. With MSC's prompts
         the line before the picked notes comes even when none are picked, as in its code."""
-        notes = notes_text(self.state(user))
+        notes = self._carried(user)
         if not self.select or not (notes or self.options.pick_before_notes):
             return ""
         prompts = self.notes_prompts

@@ -46,6 +46,22 @@ def create_memory(name: str, models: ModelRoles, **options: Any) -> Memory:
     return memory
 
 
+def memory_roles(name: str) -> tuple[str, ...] | None:
+    """The model roles a memory method asks for (None: not said, or not loadable).
+
+    Raises:
+        UnknownMemoryError: the name is not registered.
+    """
+    if not is_memory(name):
+        raise UnknownMemoryError(f"unknown memory '{name}' (known: {', '.join(sorted(MEMORIES))})")
+    try:
+        cls = load_entry(MEMORIES.get(name, name))
+    except ImportError:
+        return None
+    roles = getattr(cls, "roles", None)
+    return tuple(roles) if roles is not None else None
+
+
 def is_memory(name: str) -> bool:
     """Whether a name is a memory: registered, from an installed plug-in (entry point group
     ``rapport.memories``), or a ``package.module:Class`` path."""

@@ -4,6 +4,7 @@ may end at any turn, the judge grades the draft; Len, UE and TS count as MSC's c
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,6 +18,7 @@ from rapport.envs.collab import (
     PreferenceVerdictEvent,
     Problem,
     Protocol,
+    load_msc_prompts,
 )
 from rapport.eval import play_session
 from rapport.llm import ModelRoles, Request, ScriptedAPI
@@ -222,3 +224,52 @@ async def test_picked_notes_open_the_greeting_as_msc_prepends_them(kit: SimpleNa
         )
         assert rest[-1].role == "user" and "Picked" not in rest[-1].content
     assert record.turns[0].text == OPENING  # the record keeps what was said
+
+
+async def test_the_agent_s_reply_reaches_the_user_as_written(kit: SimpleNamespace) -> None:
+    written = "The average speed is 60 km/h.  \n\n"
+    user = [said("A train question."), said("Thanks. TERMINATE")]
+    _bench, record, apis = await play(kit, [written], user)
+    assert record.turns[2].text == written
+    assert apis["user"].requests[1].messages[-1].content == written
+
+
+CHECKOUT = Path(__file__).parent / "data" / "msc_checkout"
+
+
+async def test_msc_s_json_path_asks_again_and_keeps_the_response(kit: SimpleNamespace) -> None:
+    prompts = load_msc_prompts(CHECKOUT, "json")
+    agent = ["Sure, no JSON here.", json.dumps({"reasoning": "r", "response": "60 km/h."})]
+    user = [said("A train question."), said("Thanks. <<CHAT OVER>>")]
+    _bench, record, apis = await play(kit, agent, user, protocol=Protocol(prompts=prompts))
+    assert record.turns[2].text == "60 km/h."
+    first, again = apis["agent"].requests
+    assert first.messages[0].content.startswith("You help people with their problems. Keep")
+    assert first.config.seed != again.config.seed
+
+
+async def test_a_user_without_preferences_gets_the_plain_prompt_and_no_ue(
+    kit: SimpleNamespace,
+) -> None:
+    user = [said("A train question.", enforce=True), said("Thanks. TERMINATE")]
+    apis = {
+        "agent": ScriptedAPI(["60 km/h."], name="scripted/agent"),
+        "user": ScriptedAPI(user, name="scripted/user"),
+        "judge": ScriptedAPI([grade(1)], name="scripted/judge"),
+    }
+    roles = ModelRoles(dict(apis))
+    bench = CollabBenchmark([kit.TRAIN], max_turns=3)
+    spec = SessionSpec(id="s", user_id="user-000", index=0, task=CollabTask(problem=kit.TRAIN))
+    plain = Condition(name="plain", memory="none", settings={"preferences": False})
+    record = await play_session(
+        bench,
+        spec,
+        kit.make_user(PREFS),
+        models=roles,
+        memory=create_memory("none", roles),
+        condition=plain,
+    )
+    system = apis["user"].requests[0].messages[0].content
+    assert "preference" not in system.lower()
+    assert not record.events_of(EnforcementEvent)
+    assert bench.score(record)["UE"] == 0.0

@@ -8,7 +8,7 @@ from ._agreement import (
     prompts_table,
     protocol_table,
 )
-from ._benchmark import CollabBenchmark, CollabOptions, protocol_of
+from ._benchmark import CollabBenchmark, protocol_of
 from ._cases import CaseResult, CheckerAgreement, CheckerCase, checker_agreement, checker_cases
 from ._checkers import CHECKERS, Checker, check_preference, gives_answer, is_clarifying_question
 from ._grading import Grade, grade, grading_messages
@@ -30,6 +30,8 @@ from ._msc_user import (
     PreferenceCheck,
     PreferenceWords,
 )
+from ._options import CollabOptions
+from ._paper import COLLAB_PAPER, MSC_DATASETS
 from ._personas import (
     ATTRIBUTES,
     Persona,
@@ -70,7 +72,9 @@ __all__ = [
     "ATTRIBUTES",
     "CHECKERS",
     "COLLAB_END_TOKEN",
+    "COLLAB_PAPER",
     "DEFAULT_LEARNED_MEMORY",
+    "MSC_DATASETS",
     "MSC_END_TOKEN",
     "MSC_PHRASES",
     "OPENING",

@@ -6,135 +6,23 @@ import random
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-
 from rapport.llm import GenerateConfig, ModelRoles, stable_hash
 from rapport.log import Condition, ExperimentConfig, SessionRecord, SessionSpec, Table, UserSpec
 
-from .._protocol import Benchmark, paper_data
+from .._protocol import Benchmark
 from ._agreement import agreement_table, guard_table, prompts_table, protocol_table
-from ._loaders import is_msc_cache, load_local
+from ._loaders import is_msc_cache, msc_pools
 from ._msc_profiles import load_msc_profiles
 from ._msc_prompts import load_msc_prompts, packaged_prompts
+from ._options import CollabOptions
+from ._paper import COLLAB_PAPER, table_order
 from ._personas import Persona, PersonaFileError, load_personas_jsonl
-from ._problems import is_correct
-from ._profiles import PREFERENCES_PER_USER, CollabUser, as_collab_user, make_users
+from ._problems import ProblemSourceError, is_correct
+from ._profiles import CollabUser, as_collab_user, make_users
 from ._session import CollabEpisode, Protocol, SessionSettings
 from ._sources import load_problems
 from ._taxonomy import load_taxonomy
 from ._types import CollabOutcome, CollabTask, EnforcementEvent, PreferenceVerdictEvent, Problem
-
-
-class CollabOptions(BaseModel):
-    """The options of ``collab`` (``config.options``; unknown keys are rejected)."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    problems: str = Field(
-        default="generated",
-        json_schema_extra=paper_data(
-            "MSC's cached test problems, --problems CHECKOUT/collaborativeagents/datasets/"
-            "cache/<dataset>"
-        ),
-    )
-    """Where problems come from: ``math500``, ``generated`` or a local file path."""
-    personas: str | None = None
-    """A Persona Hub style JSONL file; None: personas generated from attribute lists."""
-    profiles: str | None = Field(
-        default=None,
-        json_schema_extra=paper_data(
-            "MSC's profiles, --profiles CHECKOUT/collaborativeagents/user_profiles/"
-            "user_profiles.json"
-        ),
-    )
-    """MultiSessionCollab's ``user_profiles.json``: users are its profiles, in file order
-    (their preferences mapped onto our ids); None: users drawn from the taxonomy."""
-    user: Literal["llm", "rules"] = "llm"
-    """Who plays the user: ``llm`` (the ``user`` model) or ``rules`` (code alone; only
-    checkable preferences; no user model calls)."""
-    session: Literal["msc", "guarded"] = "msc"
-    """How a session is played: ``msc`` (as MSC's code: the agent opens with a greeting,
-    the user model reads the whole conversation, decides enforcement, keeps its own draft
-    and may end at any turn, and never reads the reply that reaches the turn cap) or
-    ``guarded`` (for small models: the user opens, reads its last four messages, code
-    extracts the draft, guards role slips, and ends only with a draft)."""
-    verdicts: Literal["model", "checkers"] | None = None
-    """Who decides whether a reply broke a preference: ``model`` (the user model, as MSC;
-    the checkers' verdicts are recorded beside it) or ``checkers`` (code where a checker
-    decides). None: ``model`` for the LLM user under ``msc``, else ``checkers``."""
-    grader: Literal["judge", "match"] = "judge"
-    """What grades the final draft (TS): ``judge`` (the judge role against the reference
-    solution, as MSC) or ``match`` (code: math-verify, or the option letter)."""
-    enforcement: Literal["model", "natural", "template"] = "model"
-    """How the ``guarded`` LLM user words an enforcement that code decided: ``model`` (its
-    own words, checked not to paste the criterion), ``natural`` (code's everyday phrasing)
-    or ``template`` (the preference's name and criterion verbatim: easier than the paper)."""
-    agent_length_rule: bool = False
-    """Ask the agent for short replies in its prompt (small models that run past their
-    budget); MSC's agent prompt has no such rule."""
-    agent_temperature: float = Field(default=1.0, ge=0.0, le=2.0)
-    """The agent's sampling temperature (MSC: 1.0; seeded per call, so runs repeat)."""
-    agent_top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    """The agent's nucleus sampling (MSC sets none: 1.0, no nucleus cut)."""
-    agent_max_tokens: int = Field(default=2048, ge=1)
-    """The most tokens of one agent reply (MSC: 2048)."""
-    prompts_from: str | None = Field(
-        default=None, json_schema_extra=paper_data("MSC's own prompts, --prompts-from CHECKOUT")
-    )
-    """A MultiSessionCollab checkout: the ``msc`` session's agent, user and judge prompts
-    and the task lines are MSC's own, read from its ``collaborativeagents/prompts.py`` and
-    ``datasets/__init__.py`` at run time; None: our own wording (the default)."""
-    split: Literal["eval", "train"] = "eval"
-    """Which users: ``train`` users are drawn apart from ``eval`` users (disjoint by
-    construction), for runs whose sessions train a learner."""
-    preferences: list[str] | None = None
-    """Draw users' preferences only from these ids (a comma-separated string on the command
-    line); None: the whole taxonomy, as the paper does. The pool must hold three categories
-    with a compatible draw. A deviation from the paper, for models that cannot follow some
-    preferences even when told them (see ``benchmarks/collab_followable.py``)."""
-
-    @field_validator("preferences", mode="before")
-    @classmethod
-    def _split_ids(cls, value: object) -> object:
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
-
-    @model_validator(mode="after")
-    def _verdicts_fit(self) -> Self:
-        if self.verdicts is None:
-            llm_msc = self.user == "llm" and self.session == "msc"
-            self.verdicts = "model" if llm_msc else "checkers"
-        if self.user == "rules" and self.verdicts == "model":
-            raise ValueError("the rule user has no model: it takes verdicts=checkers")
-        return self
-
-    @model_validator(mode="after")
-    def _prompts_fit(self) -> Self:
-        if self.prompts_from is not None and self.session != "msc":
-            raise ValueError("prompts_from sets the msc session's prompts: it takes session=msc")
-        return self
-
-    @model_validator(mode="after")
-    def _known_pool(self) -> Self:
-        if self.preferences is None:
-            return self
-        if self.profiles is not None:
-            raise ValueError("preferences and profiles cannot be combined: profiles fix them")
-        taxonomy = load_taxonomy("collab")
-        unknown = sorted(set(self.preferences) - {p.id for p in taxonomy.preferences})
-        if unknown:
-            raise ValueError(f"unknown preference ids: {', '.join(unknown)}")
-        try:
-            taxonomy.sample_across_categories(
-                random.Random(0),
-                PREFERENCES_PER_USER,
-                checkable_only=self.user == "rules",
-                within=set(self.preferences),
-            )
-        except ValueError as error:
-            raise ValueError(f"preferences {','.join(self.preferences)}: {error}") from None
-        return self
 
 
 class CollabBenchmark(Benchmark):
@@ -153,8 +41,9 @@ class CollabBenchmark(Benchmark):
         profiles: loaded user profiles; None: users drawn from the taxonomy.
         preference_pool: draw users' preferences only from these ids; None: from all.
         protocol: how sessions are played (see `CollabOptions`).
-        fixed_order: every user takes the pool's problems in order (MSC's cached test
-            problems); False: each user draws its own.
+        pools: MSC's cached problems, one pool per dataset (its names), each taken in
+            order by every user; with several, each dataset has users of its own. None:
+            each user draws its own problems from `problems`.
     """
 
     name = "collab"
@@ -165,6 +54,9 @@ class CollabBenchmark(Benchmark):
     roles = ("user", "judge")
     memory_defaults: ClassVar[dict[str, dict[str, Any]]] = {"reflection": {"form": "msc"}}
     """MSC's reflection: one free-text notes document, nothing capped."""
+    paper_protocol = COLLAB_PAPER
+    role_defaults: ClassVar[dict[str, str]] = {"memory": "agent"}
+    """MSC's agent reflects and picks its own notes (its collaborator's model)."""
 
     def __init__(
         self,
@@ -176,7 +68,7 @@ class CollabBenchmark(Benchmark):
         profiles: list[CollabUser] | None = None,
         preference_pool: list[str] | None = None,
         protocol: Protocol | None = None,
-        fixed_order: bool = False,
+        pools: dict[str, list[Problem]] | None = None,
     ) -> None:
         self.pool = list(problems)
         self.max_turns = max_turns
@@ -186,29 +78,29 @@ class CollabBenchmark(Benchmark):
         self.split = split
         self.profiles = profiles
         self.preference_pool = preference_pool
-        self.fixed_order = fixed_order
+        self.pools = {name: list(pool) for name, pool in pools.items()} if pools else None
 
     @classmethod
     def from_config(cls, config: ExperimentConfig) -> Self:
         """Build from a config: validate the options, load the problems and personas.
 
-        MSC's cache (a cached test file, or a folder of them) is taken whole, in file
-        order, and every user brings the same problems in that order, as MSC runs it.
-        Any other source gives a pool of users x sessions problems drawn with the run's
+        MSC's cache gives one pool per dataset (``datasets`` picks which), taken in file
+        order: every user of a dataset brings the same problems in that order, as MSC runs
+        it. Any other source gives a pool of users x sessions problems drawn with the run's
         seed (or the whole source when it is smaller); `sessions` wraps around a smaller
         pool.
 
         Raises:
             pydantic.ValidationError: an unknown or badly typed option.
-            ProblemSourceError: the problem source cannot be read or is too small.
+            ProblemSourceError: the problem source cannot be read or is too small, or
+                ``datasets`` names one the cache does not hold.
             PersonaFileError: the persona file is missing or malformed.
             MscPromptsError: ``prompts_from`` holds no readable MSC prompts.
         """
         options = CollabOptions.model_validate(config.options)
-        fixed = is_msc_cache(options.problems)
-        if fixed:
-            problems = load_local(options.problems)
-        else:
+        pools = _pools(options)
+        problems = []
+        if pools is None:
             problems = load_problems(
                 options.problems, config.users * config.sessions, config.seed, allow_fewer=True
             )
@@ -222,15 +114,19 @@ class CollabBenchmark(Benchmark):
             profiles=profiles,
             preference_pool=options.preferences,
             protocol=protocol_of(options),
-            fixed_order=fixed,
+            pools=pools,
         )
 
     def protocol_memory_options(self) -> dict[str, dict[str, Any]]:
-        """MSC's reflection; with MSC's prompts, its notes prompts from the same checkout."""
+        """MSC's reflection; with MSC's prompts, its notes prompts from the same checkout
+        (on its JSON path, the notes update's JSON reply)."""
         options = super().protocol_memory_options()
-        checkout = self.protocol.prompts.checkout
-        if checkout is not None:
-            options["reflection"] = {**options.get("reflection", {}), "prompts_from": checkout}
+        prompts = self.protocol.prompts
+        if prompts.checkout is not None:
+            read = {"prompts_from": prompts.checkout}
+            if prompts.agent_format == "json":
+                read["notes_format"] = "json"
+            options["reflection"] = {**options.get("reflection", {}), **read}
         return options
 
     def default_users(self) -> int | None:
@@ -239,11 +135,12 @@ class CollabBenchmark(Benchmark):
 
     def users(self, n: int, seed: int) -> list[UserSpec]:
         """`n` reproducible users (persona + three non-conflicting preferences), or the
-        first `n` loaded profiles."""
+        first `n` loaded profiles; with several of MSC's datasets, those `n` once per
+        dataset (``math-500-msc-000`` ...)."""
         if self.profiles is not None:
-            return list(self.profiles[:n])
-        return list(
-            make_users(
+            users = list(self.profiles[:n])
+        else:
+            users = make_users(
                 n,
                 seed,
                 self.personas,
@@ -251,24 +148,33 @@ class CollabBenchmark(Benchmark):
                 split=self.split,
                 within=self.preference_pool,
             )
-        )
+        if self.pools is None:
+            return list(users)
+        if len(self.pools) == 1:
+            return [u.model_copy(update={"dataset": next(iter(self.pools))}) for u in users]
+        return [
+            u.model_copy(update={"id": f"{dataset}-{u.id}", "dataset": dataset})
+            for dataset in self.pools
+            for u in users
+        ]
 
     def sessions(self, user: UserSpec, n: int, seed: int) -> list[SessionSpec]:
         """`n` sessions, one problem each, the same for every condition of the run.
 
-        With a fixed order (MSC's cache) every user takes the pool's first ``n`` problems in
-        order. Otherwise the pool is shuffled by `seed`; user ``i`` takes the ``n`` problems
-        after the first ``i * n``, wrapping around when the pool is smaller than users x
-        sessions.
+        With MSC's cache every user takes its dataset's first ``n`` problems in order
+        (wrapping around a smaller pool). Otherwise the pool is shuffled by `seed`; user
+        ``i`` takes the ``n`` problems after the first ``i * n``, wrapping around when the
+        pool is smaller than users x sessions.
         """
-        if not self.pool:
-            return []
-        if self.fixed_order:
-            chosen = [self.pool[i % len(self.pool)] for i in range(n)]
+        if self.pools is not None:
+            pool = self.pools.get(as_collab_user(user).dataset, [])
+            chosen = [pool[i % len(pool)] for i in range(n)] if pool else []
             return [
                 SessionSpec(id=p.id, user_id=user.id, index=i, task=CollabTask(problem=p))
                 for i, p in enumerate(chosen)
             ]
+        if not self.pool:
+            return []
         order = random.Random(f"collab-problems:{seed}").sample(self.pool, len(self.pool))
         start = _user_index(user) * n
         chosen = [order[(start + i) % len(order)] for i in range(n)]
@@ -278,10 +184,17 @@ class CollabBenchmark(Benchmark):
         ]
 
     def truth(self, user: UserSpec, condition: Condition) -> str:
-        """The user's preferences in words (none under a condition where it holds none)."""
+        """The user's preferences in words (none under a condition where it holds none).
+        Under MSC's session, what the user itself receives: its profile's wording, listed
+        as MSC's run.py lists it for the user (Table 3's S4: "the same as what is provided
+        to the user simulator"); under the guarded session, each preference's criterion."""
         if not SessionSettings.model_validate(condition.settings).preferences:
             return ""
-        return as_collab_user(user).truth()
+        collab_user = as_collab_user(user)
+        if self.protocol.session != "msc":
+            return collab_user.truth()
+        words = collab_user.preference_wording()
+        return "\n".join(f"{n}. {text}" for n, text in enumerate(words, start=1))
 
     def episode(
         self, spec: SessionSpec, user: UserSpec, models: ModelRoles, condition: Condition
@@ -333,7 +246,8 @@ def protocol_of(options: CollabOptions) -> Protocol:
     Raises:
         MscPromptsError: ``prompts_from`` holds no readable MSC prompts.
     """
-    prompts = load_msc_prompts(options.prompts_from) if options.prompts_from else None
+    checkout, agent_format = options.prompts_from, options.agent_format
+    prompts = load_msc_prompts(checkout, agent_format) if checkout else None
     return Protocol(
         session=options.session,
         user=options.user,
@@ -348,6 +262,31 @@ def protocol_of(options: CollabOptions) -> Protocol:
         ),
         prompts=prompts or packaged_prompts(),
     )
+
+
+def _pools(options: CollabOptions) -> dict[str, list[Problem]] | None:
+    """MSC's cache as one pool per dataset (those ``datasets`` names, in its order), or None
+    for any other source.
+
+    Raises:
+        ProblemSourceError: ``datasets`` without MSC's cache, or naming a dataset it lacks.
+    """
+    if not is_msc_cache(options.problems):
+        if options.datasets is not None:
+            raise ProblemSourceError(
+                f"datasets picks from MSC's cache; {options.problems} is not (give "
+                "--problems CHECKOUT/collaborativeagents/datasets/cache)"
+            )
+        return None
+    pools = msc_pools(options.problems, "train" if options.split == "train" else "test")
+    if options.datasets is None:
+        return {d: pools[d] for d in sorted(pools, key=table_order)}
+    missing = [d for d in options.datasets if d not in pools]
+    if missing:
+        raise ProblemSourceError(
+            f"{options.problems}: no dataset {', '.join(missing)} (it holds {', '.join(pools)})"
+        )
+    return {d: pools[d] for d in dict.fromkeys(options.datasets)}
 
 
 def _solved(outcome: CollabOutcome) -> bool:

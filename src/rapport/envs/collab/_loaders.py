@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rapport._json import loads_strict
 
@@ -96,6 +96,38 @@ def is_msc_cache(path_text: str) -> bool:
         return False
     files = [p for p in path.rglob("*") if p.suffix in _SUFFIXES]
     return bool(files) and all(_msc_split(f) is not None for f in files)
+
+
+def msc_dataset(folder: str) -> str:
+    """MSC's name of a dataset from its cache folder (``math_hard`` -> ``math-hard``)."""
+    return folder.replace("_", "-")
+
+
+def msc_files(path_text: str, split: Literal["test", "train"] = "test") -> list[Path]:
+    """The cached files a MSC cache source reads: the file itself, or the `split` file of
+    every dataset under a folder (sorted)."""
+    path = Path(path_text).expanduser()
+    if path.is_file():
+        return [path]
+    found = (p for p in path.rglob("*") if p.suffix in _SUFFIXES and _msc_split(p) == split)
+    return sorted(found)
+
+
+def msc_pools(path_text: str, split: Literal["test", "train"] = "test") -> dict[str, list[Problem]]:
+    """MSC's cache as one pool per dataset (MSC's names), each in file order: a cached file
+    gives its own dataset's pool; a folder the `split` file of every dataset under it.
+
+    Raises:
+        ProblemSourceError: no cached file of that split, or one that cannot be read.
+    """
+    path = Path(path_text).expanduser()
+    pools: dict[str, list[Problem]] = {}
+    for file in msc_files(path_text, split):
+        problems = _load_file(file, _source_name(file, path))
+        pools.setdefault(msc_dataset(file.parent.name), []).extend(problems)
+    if not any(pools.values()):
+        raise ProblemSourceError(f"{path}: no {split}set problems of MultiSessionCollab's cache")
+    return pools
 
 
 def _source_name(file: Path, root: Path) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 from rapport._pysource import PySourceError, parse, string_constants
 
@@ -28,16 +29,25 @@ DATASETS_FILE = "collaborativeagents/datasets/__init__.py"
 MSC_NAMES = {
     "agent": "agent_system_prompt_no_json",
     "agent_notes": "reflective_agent_system_prompt_no_json",
+    "direct": "agent_system_prompt_no_user_no_json",
     "user": "user_system_prompt_profile_with_preferences",
     "user_plain": "user_system_prompt_profile_without_preferences",
     "judge": "accuracy_prompt_qa",
     "end_token": "termination_signal",
 }
 """Our part -> the constant of ``prompts.py`` that MSC's code uses for it (its collaborator
-without JSON, without and with notes on the user, its user with and without preferences, its
-judge, its end signal)."""
+without JSON, without and with notes on the user, its one-shot solver (Table 3's S1), its
+user with and without preferences, its judge, its end signal)."""
+MSC_JSON_NAMES = {
+    "agent": "agent_system_prompt",
+    "agent_notes": "reflective_agent_system_prompt",
+    "direct": "agent_system_prompt_no_user",
+}
+"""The collaborator's prompts on MSC's JSON path (its code's path for Llama-3.3-70B-Instruct):
+each asks for one JSON object whose ``response`` is the message."""
 _MSC_FIELDS = {
     "agent": {"max_tokens": "max_new_tokens"},
+    "direct": {"max_tokens": "max_new_tokens"},
     "agent_notes": {"max_tokens": "max_new_tokens", "notes": "agent_notes"},
     "user": {
         "task": "user_task_description",
@@ -108,6 +118,9 @@ class SessionPrompts:
         tasks: dataset -> the line that tells the user what kind of problem it brings;
             empty: our own line.
         checkout: the MultiSessionCollab checkout they were read from (None: ours).
+        direct: the one-shot solver's system prompt (``max_tokens``); None: our own.
+        agent_format: ``json``: the collaborator answers one JSON object whose
+            ``response`` is its message (MSC's path for Llama-3.3-70B-Instruct).
         source: where the prompts were read: ``packaged``, or MSC's ``prompts.py`` with its
             sha256.
     """
@@ -121,6 +134,8 @@ class SessionPrompts:
     source: str = PACKAGED
     agent_notes: Template | None = None
     checkout: str | None = None
+    direct: Template | None = None
+    agent_format: Literal["text", "json"] = "text"
 
     @property
     def packaged(self) -> bool:
@@ -156,14 +171,17 @@ def packaged_prompts() -> SessionPrompts:
     return SessionPrompts(
         agent=Template("msc_agent", _packaged("msc_agent")),
         user=Template("msc_user", _packaged("msc_user")),
-        user_plain=None,
+        user_plain=Template("msc_user_plain", _packaged("msc_user_plain")),
         judge=Template("grade", _packaged("grade")),
         end_token=MSC_END_TOKEN,
     )
 
 
-def load_msc_prompts(checkout: str | Path) -> SessionPrompts:
-    """MSC's own prompts, read from a MultiSessionCollab checkout.
+def load_msc_prompts(
+    checkout: str | Path, agent_format: Literal["text", "json"] = "text"
+) -> SessionPrompts:
+    """MSC's own prompts, read from a MultiSessionCollab checkout; with ``agent_format``
+    ``json``, its collaborator's JSON prompts (`MSC_JSON_NAMES`).
 
     Raises:
         MscPromptsError: the checkout lacks ``prompts.py`` or the datasets file, a constant
@@ -174,10 +192,11 @@ def load_msc_prompts(checkout: str | Path) -> SessionPrompts:
         raise MscPromptsError(f"{checkout}: not a folder ({_NOT_A_CHECKOUT})")
     path = root / PROMPTS_FILE
     constants = string_constants(_parse(path, checkout))
-    texts = {part: _constant(constants, name, path) for part, name in MSC_NAMES.items()}
+    names = {**MSC_NAMES, **(MSC_JSON_NAMES if agent_format == "json" else {})}
+    texts = {part: _constant(constants, name, path) for part, name in names.items()}
     templates = {
-        part: _template(part, texts[part], path)
-        for part in ("agent", "agent_notes", "user", "user_plain", "judge")
+        part: _template(part, names[part], texts[part], path)
+        for part in ("agent", "agent_notes", "direct", "user", "user_plain", "judge")
     }
     if not texts["end_token"].strip():
         raise MscPromptsError(f"{path}: '{MSC_NAMES['end_token']}' is empty")
@@ -192,6 +211,8 @@ def load_msc_prompts(checkout: str | Path) -> SessionPrompts:
         tasks=_task_lines(root / DATASETS_FILE, checkout),
         source=f"MultiSessionCollab {PROMPTS_FILE} sha256:{digest}",
         checkout=str(checkout),
+        direct=templates["direct"],
+        agent_format=agent_format,
     )
 
 
@@ -213,10 +234,10 @@ def _constant(constants: dict[str, object], name: str, path: Path) -> str:
     return value
 
 
-def _template(part: str, text: str, path: Path) -> Template:
-    """MSC's prompt for `part` as a template, checked: well-formed, no field its code does
-    not pass, none it needs missing."""
-    name, kind = MSC_NAMES[part], part.removesuffix("_plain")
+def _template(part: str, name: str, text: str, path: Path) -> Template:
+    """MSC's prompt `name` for `part` as a template, checked: well-formed, no field its code
+    does not pass, none it needs missing."""
+    kind = part.removesuffix("_plain")
     fields = _MSC_FIELDS[kind]
     try:
         used = {f for _, f, _, _ in string.Formatter().parse(text) if f is not None}

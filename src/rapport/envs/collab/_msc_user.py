@@ -134,9 +134,9 @@ class MscUser(UserSimulator):
     @property
     def reply_schema(self) -> type[BaseModel]:
         """The reply layout the user prompt asks for."""
-        if self.prompts.packaged:
-            return MscUserTurn
-        return MscPublishedTurn if self.template is self.prompts.user else MscPublishedPlainTurn
+        if self.template is not self.prompts.user:
+            return MscPublishedPlainTurn
+        return MscUserTurn if self.prompts.packaged else MscPublishedTurn
 
     def ends(self, text: str) -> bool:
         """Whether a message ends the conversation (holds the prompts' end token)."""
@@ -179,8 +179,9 @@ class MscUser(UserSimulator):
         enforcing turn neither updates the draft nor ends."""
         verdicts = self._verdicts(reply, agent_text, turn)
         events: list[Event] = list(verdicts)
-        message = reply.response.strip()
-        enforce = reply.enforce_preferences
+        message = reply.response  # as the user model wrote it, as MSC's code keeps it
+        # A user without preferences has none to enforce: its reply holds no flag (S2).
+        enforce = reply.enforce_preferences and bool(self.preferences)
         if self.verdicts == "checkers":
             enforce = any(v.enforced for v in verdicts)
             if enforce != reply.enforce_preferences:

@@ -25,6 +25,9 @@ class CollabUser(UserSpec):
 
     profile: Persona
     """The structured persona the description came from."""
+    dataset: str = ""
+    """The MSC dataset whose problems this user brings (a run over several of MSC's cached
+    datasets has users of its own per dataset); empty: the run's one pool."""
     preference_texts: list[str] = Field(default_factory=list)
     """The preferences in the words of the profile file they were read from (one per id, in
     order); empty: the taxonomy's descriptions are their words."""

@@ -10,7 +10,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles
+from rapport.llm import (
+    GenerateConfig,
+    Message,
+    ModelOutput,
+    ModelRoles,
+    parse_json_output,
+    stable_hash,
+)
 from rapport.log import Condition, ContextEvent, SessionInfo, SessionSpec, Speaker, StopReason
 
 from .._protocol import AgentRequest, Episode, SessionLog
@@ -25,6 +32,8 @@ from ._types import CollabOutcome, Problem
 
 MSC_AGENT_CONFIG = GenerateConfig(temperature=1.0, max_tokens=2048)
 """MSC's agent sampling (its code: temperature 1.0, at most 2048 new tokens)."""
+MSC_ATTEMPTS = 10
+"""How often MSC's code asks its collaborator for a reply that parses (``num_retries``)."""
 OPENING = "How can I help you?"
 """The agent's first message under MSC's protocol (a fixed greeting, not a model call)."""
 
@@ -76,6 +85,19 @@ def agent_prompt(name: str) -> str:
     return resources.files("rapport.envs.collab").joinpath(f"prompts/{name}.md").read_text()
 
 
+def json_response(text: str) -> str | None:
+    """The message of a reply on MSC's JSON path: its ``response`` as MSC's code takes it
+    (``str`` of the value), when the reply is one JSON object holding ``reasoning`` and
+    ``response``; None otherwise."""
+    try:
+        parsed = parse_json_output(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(parsed, dict) or not {"reasoning", "response"} <= parsed.keys():
+        return None
+    return str(parsed["response"])
+
+
 def problem_text(problem: Problem) -> str:
     """The problem as the user sees it: the source's text, else the question and options."""
     return problem.prompt()
@@ -122,6 +144,7 @@ class CollabEpisode(Episode):
             task="a multiple-choice question" if problem.choices else "a math problem",
         )
         self.user = self._user(spec, user)
+        self.spec_id = spec.id
         self.history: list[Message] = []
         self.draft = ""
         self._log: SessionLog | None = None
@@ -174,7 +197,7 @@ class CollabEpisode(Episode):
             self._add(log, "user", await self.user.opening())
 
     def request(self) -> AgentRequest:
-        prompt = self._msc_agent_prompt() if self._msc_agent else agent_prompt(self._agent_name)
+        prompt = self._msc_agent_prompt() if self._msc_agent else self._other_prompt()
         if self.protocol.length_rule:
             prompt = f"{prompt.rstrip()}\n{agent_prompt('length_rule')}"
         return AgentRequest(
@@ -208,6 +231,32 @@ class CollabEpisode(Episode):
     def _msc_agent_prompt(self) -> str:
         return self.protocol.prompts.agent.render(max_tokens=str(self._agent_budget))
 
+    def _other_prompt(self) -> str:
+        """The guarded session's agent prompt, or the one-shot solver's (MSC's own where the
+        session reads MSC's prompts: Table 3's S1)."""
+        direct = self.protocol.prompts.direct
+        if self.settings.mode == "direct" and direct is not None:
+            return direct.render(max_tokens=str(self._agent_budget))
+        return agent_prompt(self._agent_name)
+
+    @property
+    def _json_agent(self) -> bool:
+        """Whether the agent answers MSC's JSON (its Llama-3.3-70B path)."""
+        return self.protocol.prompts.agent_format == "json" and (
+            self._msc_agent or self.settings.mode == "direct"
+        )
+
+    def retry(self, output: ModelOutput, attempt: int) -> GenerateConfig | None:
+        """On MSC's JSON path, ask again (a fresh sample) while the reply is not its JSON,
+        up to MSC's attempts."""
+        if not self._json_agent or json_response(output.text) is not None:
+            return None
+        if attempt + 1 >= MSC_ATTEMPTS:
+            return None
+        base = self.protocol.agent_config or MSC_AGENT_CONFIG
+        key = stable_hash("msc-json-again", self.spec_id, str(len(self.history)), str(attempt))
+        return base.model_copy(update={"seed": int(key[:8], 16)})
+
     def _msc_notes_prompt(self, notes: str) -> str:
         """The agent's system prompt with memory's notes on the user in it (MSC's
         collaborator with notes)."""
@@ -230,9 +279,15 @@ class CollabEpisode(Episode):
         return used
 
     async def respond(self, output: ModelOutput, log: SessionLog) -> None:
-        self._add(log, "agent", output.text)
+        text = output.text
+        if self._json_agent:
+            response = json_response(text)
+            if response is None:
+                raise ValueError(f"the agent's reply is not MSC's JSON after {MSC_ATTEMPTS} tries")
+            text = response
+        self._add(log, "agent", text)
         if self.settings.mode == "direct":
-            self.draft, self.done = output.text.strip(), True
+            self.draft, self.done = text.strip(), True
             return
         if self.at_cap and self.protocol.session == "msc":
             return  # MSC's user never reads the reply that reaches the turn cap

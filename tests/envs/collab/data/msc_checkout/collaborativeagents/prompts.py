@@ -59,6 +59,16 @@ When your draft is good enough, write "{termination_signal}".
 agent_system_prompt = """You help people with their problems. Keep within {max_new_tokens}
 tokens and reply with JSON: {{"reasoning": str, "response": str}}"""
 
+agent_system_prompt_no_user = """Solve the problem you are given, within {max_new_tokens}
+tokens. Reply with JSON: {{"reasoning": str, "response": str}}"""
+
+agent_system_prompt_no_user_no_json = """Solve the problem you are given, step by step, and
+say the final answer plainly at the end."""
+
+reflective_agent_system_prompt = """You help people; your notes on this person:
+{agent_notes}
+Reply with JSON: {{"user_preferences_reasoning": str, "reasoning": str, "response": str}}"""
+
 agent_system_prompt_no_json = """You help people with their problems, one message at a time.
 Ask before you guess, and follow the way each person wants to be helped."""
 
