@@ -19,6 +19,7 @@ from ._metrics import (
     summarize,
 )
 from ._orchestrator import Orchestrator, guarded, one_line, record_failure
+from ._plan import ConditionPlan, RoleEstimate, RunPlan, plan_experiment
 from ._prepare import prepare_experiment, run, run_experiment
 from ._provenance import describe_invocation, git_revision, package_versions, redact_url
 from ._resume import MAX_ATTEMPTS
@@ -27,6 +28,7 @@ from ._runner import Experiment, ExperimentError, RunResult
 __all__ = [
     "MAX_ATTEMPTS",
     "MAX_CONSECUTIVE_FAILURES",
+    "ConditionPlan",
     "DeltaPoint",
     "Estimate",
     "Experiment",
@@ -34,6 +36,8 @@ __all__ = [
     "ExperimentError",
     "Orchestrator",
     "ProviderOutage",
+    "RoleEstimate",
+    "RunPlan",
     "RunResult",
     "bootstrap_ci",
     "by_condition",
@@ -48,6 +52,7 @@ __all__ = [
     "package_versions",
     "per_user_means",
     "pick_baseline",
+    "plan_experiment",
     "play_session",
     "prepare_experiment",
     "record_failure",
