@@ -119,6 +119,8 @@ def test_a_role_without_a_model_of_its_own_names_what_it_falls_back_to(
     assert rows["memory"].split()[-1] == "unknown"
     assert "differs from the paper: paper protocol not declared" in text
     assert "GPU-hours: give --tokens-per-s N" in text
+    assert main([*argv, "--plan", "--tokens-per-s", "50"]) == 0
+    assert "GPU-hours: unknown (no role has a completion-token estimate" in capsys.readouterr().out
 
 
 def test_a_plan_builds_no_model_and_writes_nothing(

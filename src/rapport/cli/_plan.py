@@ -136,9 +136,9 @@ def _roles_table(plan: RunPlan) -> list[str]:
 
 
 def _gpu_line(plan: RunPlan) -> str:
-    if plan.tokens_per_s is None or plan.gpu_hours is None:
+    if plan.tokens_per_s is None:
         return "GPU-hours: give --tokens-per-s N (completion tokens per second)"
-    if not plan.gpu_hours_roles:
+    if plan.gpu_hours is None:
         return "GPU-hours: unknown (no role has a completion-token estimate: give --like RUN_DIR)"
     covered = ", ".join(plan.gpu_hours_roles)
     unknown = [r.role for r in plan.roles if r.role not in plan.gpu_hours_roles]
