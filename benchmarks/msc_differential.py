@@ -242,6 +242,7 @@ def run_rapport(
     argv = ["run", "collab", "--problems", str(args.cache_folder), "--profiles", args.profiles_path]
     argv += ["--users", str(args.users), "--sessions", "20", "--max-turns", str(args.max_turns)]
     argv += ["--run-dir", str(run_dir), "--no-progress", "--no-cache"]
+    argv += ["--concurrency", str(args.concurrency)]
     if args.reflection:
         # The memory role is left to its default, the agent's model (MSC's collaborator
         # writes and picks its own notes).
@@ -382,6 +383,7 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--users", type=int, default=2)
     parser.add_argument("--max-turns", type=int, default=10)
     parser.add_argument("--out", default=None, help="where both runs go (default: a temp dir)")
+    parser.add_argument("--concurrency", type=int, default=1, help="rapport's --concurrency")
     parser.add_argument("--table", action="store_true")
     parser.add_argument(
         "--reflection",

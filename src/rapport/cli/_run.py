@@ -23,6 +23,7 @@ from rapport.report import build_report, render_text, write_html
 from ._config import add_experiment_flags, config_from_args
 from ._errors import UsageError, reading_stores
 from ._options_help import BenchmarkHelp
+from ._plan import add_plan_flags, plan_requested, print_plan
 from ._signals import say_stopped
 
 
@@ -44,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     add_experiment_flags(parser)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     add_resume_flags(parser)
+    add_plan_flags(parser)
     parser.set_defaults(handler=handle)
 
 
@@ -172,5 +174,7 @@ def print_report(run_dir: Path) -> None:
 def handle(args: argparse.Namespace) -> int:
     """Run the command."""
     config = config_from_args(args)
+    if plan_requested(args):
+        return print_plan(args, config)
     options = resume_options(args)
     return execute(prepare(config), progress=not args.no_progress, **options)

@@ -3,6 +3,7 @@ base class and the `Episode` an orchestrator plays."""
 
 from rapport.log import Condition, SessionSpec, UserSpec
 
+from ._caps import RoleCap, SessionCaps
 from ._paper import (
     PaperSetting,
     ProtocolRow,
@@ -49,6 +50,8 @@ __all__ = [
     "PaperSetting",
     "Preset",
     "ProtocolRow",
+    "RoleCap",
+    "SessionCaps",
     "SessionFailure",
     "SessionLog",
     "SessionSpec",

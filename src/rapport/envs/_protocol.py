@@ -35,6 +35,7 @@ from rapport.log import (
 )
 
 if TYPE_CHECKING:
+    from ._caps import SessionCaps
     from ._paper import PaperSetting
 
 GenericSetting = Literal["users", "sessions", "max_turns"]
@@ -238,6 +239,12 @@ class Benchmark(ABC):
     def truth(self, user: UserSpec, condition: Condition) -> str:
         """The user's true preferences in words under a condition (the oracle's only input)."""
         return ""
+
+    def session_caps(self, spec: SessionSpec) -> SessionCaps | None:
+        """The most model calls and completion tokens per role one session can take under
+        this run's protocol (``rapport run --plan`` estimates a run from it); None: not
+        declared. It must read nothing a run would not (no model, no weights)."""
+        return None
 
     def default_users(self) -> int | None:
         """How many users a run takes when its config does not say: all of a fixed set's,

@@ -19,6 +19,7 @@ from ._metrics import (
     summarize,
 )
 from ._orchestrator import MAX_AGENT_CALLS, Orchestrator, guarded, one_line, record_failure
+from ._plan import ConditionPlan, RoleEstimate, RunPlan, plan_experiment
 from ._prepare import model_roles, prepare_experiment, run, run_experiment
 from ._provenance import describe_invocation, git_revision, package_versions, redact_url
 from ._resume import MAX_ATTEMPTS
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_AGENT_CALLS",
     "MAX_ATTEMPTS",
     "MAX_CONSECUTIVE_FAILURES",
+    "ConditionPlan",
     "DeltaPoint",
     "Estimate",
     "Experiment",
@@ -35,6 +37,8 @@ __all__ = [
     "ExperimentError",
     "Orchestrator",
     "ProviderOutage",
+    "RoleEstimate",
+    "RunPlan",
     "RunResult",
     "UserTrack",
     "bootstrap_ci",
@@ -52,6 +56,7 @@ __all__ = [
     "package_versions",
     "per_user_means",
     "pick_baseline",
+    "plan_experiment",
     "play_session",
     "prepare_experiment",
     "record_failure",

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rapport.agents import Agent
-from rapport.envs import Benchmark, SessionFailure
+from rapport.envs import Benchmark, Episode, SessionFailure, SessionLog
 from rapport.llm import ModelRoles, record_calls
 from rapport.log import (
     Condition,
     MemoryState,
     MemoryVersion,
+    ModelCall,
     NoOutcome,
     SessionRecord,
     SessionSpec,
@@ -50,60 +51,6 @@ class UserTrack:
     """The memory version the user's next session starts from."""
 
 
-async def live_session(
-    track: UserTrack,
-    spec: SessionSpec,
-    *,
-    benchmark: Benchmark,
-    models: ModelRoles,
-    store: RunStore,
-    agent_factory: AgentFactory | None = None,
-) -> SessionRecord:
-    """Play one session of the track, snapshot its memory and commit both; the track moves
-    on to the memory version after it. Returns the record as committed.
-
-    Args:
-        track: the user and condition; it holds the memory version the session starts from.
-        spec: the session.
-        benchmark: the run's benchmark.
-        models: the run's model roles.
-        store: where the session is committed.
-        agent_factory: builds the agent under test (default: `Agent` on the ``agent`` role).
-    """
-    version = track.version
-    try:
-        record = await play_session(
-            benchmark,
-            spec,
-            track.user,
-            models=models,
-            memory=track.memory,
-            condition=track.condition,
-            ref=track.ref,
-            memory_version=version,
-            agent=agent_factory(models) if agent_factory else None,
-        )
-    except Exception as exc:
-        # play_session records every failure; this is the net under it.
-        record = _bare_record(track.condition, track.user, spec, version)
-        record_failure(record, failure("runner", exc))
-    track.version = spec.index + 1
-    state = track.latest.state if track.latest is not None else MemoryState()
-    try:
-        state = track.memory.snapshot(track.ref)
-    except Exception as exc:
-        record_failure(record, failure("memory.snapshot", exc))
-    snapshot = MemoryVersion(
-        condition=track.condition.name,
-        user_id=track.user.id,
-        version=track.version,
-        state=state,
-    )
-    record = commit(store, record, snapshot)
-    track.latest = snapshot
-    return record
-
-
 async def play_session(
     benchmark: Benchmark,
     spec: SessionSpec,
@@ -134,6 +81,47 @@ async def play_session(
     """
     condition = condition or Condition(name=memory.name, memory=memory.name)
     ref = ref or user.ref(truth=benchmark.truth(user, condition))
+    played = await converse(
+        benchmark, spec, user, models, memory, condition, ref, memory_version, agent
+    )
+    calls = [*played.calls, *await grade(played, benchmark)]
+    record = played.record
+    if spec.learn and record.status == "ok":
+        learned, failed = await learn(memory, ref, record)
+        calls += learned
+        if failed is not None:
+            record_failure(record, failed)
+    record.usage = calls
+    record.finished_at = time.time()
+    return record
+
+
+@dataclass
+class Played:
+    """A session whose conversation is over: what its grading goes on with."""
+
+    record: SessionRecord
+    calls: list[ModelCall]
+    """The model calls of the conversation (memory's context and recall included)."""
+    episode: Episode | None = None
+    """None: the episode could not be built (nothing to grade)."""
+    orchestrator: Orchestrator | None = None
+    log: SessionLog | None = None
+    """None: the conversation failed."""
+
+
+async def converse(
+    benchmark: Benchmark,
+    spec: SessionSpec,
+    user: UserSpec,
+    models: ModelRoles,
+    memory: Memory,
+    condition: Condition,
+    ref: UserRef,
+    memory_version: int,
+    agent: Agent | None = None,
+) -> Played:
+    """A session's conversation, up to (not including) the episode's ``finish``."""
     record = SessionRecord(
         condition=condition.name,
         user_id=user.id,
@@ -143,45 +131,49 @@ async def play_session(
         memory_version=memory_version,
     )
     with record_calls() as calls:
-        await _play(benchmark, spec, user, models, memory, condition, ref, record, agent)
-        if spec.learn and record.status == "ok":
-            try:
-                await guarded("memory.learn", memory.learn(ref, record))
-            except SessionFailure as exc:
-                record_failure(record, exc)
-    record.usage = list(calls)
-    record.finished_at = time.time()
-    return record
+        try:
+            episode = benchmark.episode(spec, user, models, condition)
+        except Exception as exc:
+            record_failure(record, failure("benchmark", exc))
+            return Played(record, list(calls))
+        agent = agent if agent is not None else Agent(models.get("agent"))
+        orchestrator = Orchestrator(agent, memory, ref)
+        log = await orchestrator.converse(episode, record)
+        record.memory_health = memory.health(ref)
+    return Played(record, list(calls), episode, orchestrator, log)
 
 
-async def _play(
-    benchmark: Benchmark,
-    spec: SessionSpec,
-    user: UserSpec,
-    models: ModelRoles,
-    memory: Memory,
-    condition: Condition,
-    ref: UserRef,
-    record: SessionRecord,
-    agent: Agent | None = None,
-) -> None:
-    try:
-        episode = benchmark.episode(spec, user, models, condition)
-    except Exception as exc:
-        record_failure(record, failure("benchmark", exc))
-        return
-    agent = agent if agent is not None else Agent(models.get("agent"))
-    await Orchestrator(agent, memory, ref).play(episode, record)
-    record.memory_health = memory.health(ref)
+async def grade(played: Played, benchmark: Benchmark) -> list[ModelCall]:
+    """The episode's ``finish`` (judges ...), its outcome and the benchmark's scores, on the
+    played record; returns the model calls they made."""
+    if played.episode is None or played.orchestrator is None:
+        return []
+    record = played.record
+    with record_calls() as calls:
+        await played.orchestrator.conclude(played.episode, record, played.log)
     try:
         record.scores = dict(benchmark.score(record))
     except Exception as exc:
         record_failure(record, failure("score", exc))
+    return list(calls)
 
 
-def _bare_record(
+async def learn(
+    memory: Memory, ref: UserRef, record: SessionRecord
+) -> tuple[list[ModelCall], SessionFailure | None]:
+    """``memory.learn`` from the record: its model calls, and its failure (if it failed)."""
+    with record_calls() as calls:
+        try:
+            await guarded("memory.learn", memory.learn(ref, record))
+        except SessionFailure as exc:
+            return list(calls), exc
+    return list(calls), None
+
+
+def bare_record(
     condition: Condition, user: UserSpec, spec: SessionSpec, version: int
 ) -> SessionRecord:
+    """An empty record of the session (for a failure below the session's own policy)."""
     return SessionRecord(
         condition=condition.name,
         user_id=user.id,

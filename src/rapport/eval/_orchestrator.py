@@ -88,12 +88,31 @@ class Orchestrator:
 
     async def play(self, episode: Episode, record: SessionRecord) -> None:
         """Play the episode into ``record``; a failure is recorded there, never raised."""
+        log = await self.converse(episode, record)
+        await self.conclude(episode, record, log)
+
+    async def converse(self, episode: Episode, record: SessionRecord) -> SessionLog | None:
+        """The conversation alone: memory context, recall, agent and episode turns until
+        the episode is done or capped. Returns the log `conclude` goes on with, or None
+        when it failed (recorded on ``record``: status ``error``)."""
         log = SessionLog(record)
         try:
             await self._converse(episode, log)
-            await guarded("benchmark", episode.finish(log))
         except SessionFailure as failure:
             record_failure(record, failure)
+            return None
+        return log
+
+    async def conclude(
+        self, episode: Episode, record: SessionRecord, log: SessionLog | None
+    ) -> None:
+        """The episode's work after a conversation that did not fail (``finish``: judges
+        ...), then its outcome (also of a failed one)."""
+        if log is not None:
+            try:
+                await guarded("benchmark", episode.finish(log))
+            except SessionFailure as failure:
+                record_failure(record, failure)
         record.outcome = self._outcome(episode, record)
 
     async def _converse(self, episode: Episode, log: SessionLog) -> None:

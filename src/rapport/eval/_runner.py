@@ -2,20 +2,20 @@
 
 `Experiment.run` schedules the sessions that are not yet stored (a prepared experiment: see
 `_prepare.prepare_experiment`), which makes re-running the same command a resume. Where a
-resume starts is `_resume`; one session's life (play, score, learn, snapshot, commit) is
-`_lifecycle`; what an invocation counts, and when an outage stops it, is `_failures`.
+resume starts is `_resume`; which sessions play at once, and what of a session runs aside, is
+`_schedule`; one session's life (play, score, learn, snapshot, commit) is `_lifecycle`; what
+an invocation counts, and when an outage stops it, is `_failures`.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from rapport.envs import Benchmark
-from rapport.llm import ModelRoles, call_key, participant
+from rapport.llm import ModelRoles
 from rapport.log import (
     Condition,
     ExperimentConfig,
@@ -36,12 +36,13 @@ from rapport.store import (
 
 from ._failures import MAX_CONSECUTIVE_FAILURES, Tally
 from ._heap import frozen_heap
-from ._lifecycle import AgentFactory, UserTrack, live_session
+from ._lifecycle import AgentFactory, UserTrack
 from ._metrics import Estimate, condition_metrics, metric_names
 from ._orchestrator import one_line
 from ._progress import Progress
 from ._provenance import describe_invocation
 from ._resume import MAX_ATTEMPTS, ResumePlan, exhausted, plan_resume
+from ._schedule import KEY_STRIDE, Scheduler, Unit, forked, learns, versions_before
 
 
 class ExperimentError(ValueError):
@@ -247,32 +248,31 @@ class Experiment:
         # Every memory starts from what was stored, before any session runs: a memory its
         # users share hears all of their snapshots (the newest wins) before it is used.
         tracks = {id(j): self._restore(j, plans[id(j)]) for j in jobs}
+        aside = self.config.concurrency > 1
+        scheduler = Scheduler(
+            self.benchmark, self.models, store, tally, bar, self.agent_factory, aside=aside
+        )
         for phase in sorted({s.phase for j in jobs for s in j.specs}):
-            # `concurrency` workers take the jobs in order, each job's sessions of this phase.
-            # Each worker is a lockstep participant of the embedded engine, so the calls it
-            # batches together do not depend on thread timing.
-            queue = [
-                (index, job)
+            units = [
+                unit
                 for index, job in enumerate(jobs)
-                if any(s.phase == phase and s.index not in plans[id(job)].done for s in job.specs)
-            ][::-1]
+                for unit in self._units(job, tracks[id(job)], plans[id(job)], phase, index)
+            ]
+            await scheduler.run(units, min(self.config.concurrency, len(units)))
 
-            async def worker(queue: list[tuple[int, _Job]] = queue, phase: int = phase) -> None:
-                with participant():
-                    while queue:
-                        index, job = queue.pop()
-                        with call_key(index):
-                            await self._run_user(job, tracks[id(job)], phase, store, tally, bar)
-
-            workers = min(self.config.concurrency, len(queue))
-            tasks = [asyncio.ensure_future(worker()) for _ in range(workers)]
-            try:
-                await asyncio.gather(*tasks)
-            finally:
-                # On an interrupt or a crash, stop the others; what they committed stays.
-                for task in tasks:
-                    task.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+    def _units(
+        self, job: _Job, track: UserTrack, plan: ResumePlan, phase: int, index: int
+    ) -> list[Unit]:
+        """The job's sessions of the phase still to play: one unit, or (sessions that do not
+        depend on each other, played concurrently) one unit each."""
+        specs = [s for s in job.specs if s.phase == phase and s.index not in plan.done]
+        key = index * KEY_STRIDE
+        if not specs:
+            return []
+        if self.config.concurrency == 1 or learns(track.memory):
+            return [Unit(track, specs, key)]
+        versions = versions_before(job.specs)
+        return [Unit(forked(track, versions[s.index]), [s], key) for s in specs]
 
     def _restore(self, job: _Job, plan: ResumePlan) -> UserTrack:
         """Load the job's stored memory (if any) into its condition's memory."""
@@ -281,21 +281,3 @@ class Experiment:
             job.memory.restore(ref, plan.memory.state)
         version = plan.memory.version if plan.memory is not None else 0
         return UserTrack(job.condition, job.memory, job.user, ref, plan.done, plan.memory, version)
-
-    async def _run_user(
-        self, job: _Job, track: UserTrack, phase: int, store: RunStore, tally: Tally, bar: Progress
-    ) -> None:
-        for spec in job.specs:
-            if spec.index in track.done or spec.phase != phase:
-                continue
-            record = await live_session(
-                track,
-                spec,
-                benchmark=self.benchmark,
-                models=self.models,
-                store=store,
-                agent_factory=self.agent_factory,
-            )
-            tally.count(record)
-            generated = sum(c.completion_tokens for c in record.usage if not c.cached)
-            bar.advance(errors=tally.errors, tokens=generated)

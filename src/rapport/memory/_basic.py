@@ -12,6 +12,7 @@ class NoMemory(BaseMemory):
 
     name = "none"
     roles = ()
+    learns = False
 
 
 class OracleMemory(BaseMemory):
@@ -22,6 +23,7 @@ class OracleMemory(BaseMemory):
 
     name = "oracle"
     roles = ()
+    learns = False
 
     async def context(self, user: UserRef, session: SessionInfo) -> str:
         if user.truth:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+import copy
+from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -112,6 +113,14 @@ class BaseMemory:
     requires: ClassVar[tuple[type, ...]] = ()
     roles: ClassVar[tuple[str, ...] | None] = ("memory",)
     """The model roles the method asks for (methods that call no model: none)."""
+    learns: ClassVar[bool] = True
+    """Whether a user's session can depend on the ones before it (what it learned). One
+    that does not (``none``, ``oracle``) lets the runner play a user's sessions
+    concurrently, each on its own `fork`."""
+    reads_grading: ClassVar[bool] = True
+    """Whether `learn` reads what the benchmark decides after the conversation (its
+    outcome, scores, the judge's events). One that learns from the conversation alone
+    (False) lets the runner grade a session while the user's next session plays."""
     Options: ClassVar[type[MemoryOptions]] = MemoryOptions
 
     def __init__(self, models: ModelRoles, **options: Any) -> None:
@@ -122,6 +131,13 @@ class BaseMemory:
     def state(self, user: UserRef) -> MemoryState:
         """The user's mutable state (created empty)."""
         return self._states.setdefault(user.id, MemoryState())
+
+    def fork(self) -> Self:
+        """A copy with the same models and options and its own copy of every user's state,
+        for one of several sessions played at once (memories that do not learn)."""
+        twin = copy.copy(self)
+        twin._states = {k: v.model_copy(deep=True) for k, v in self._states.items()}
+        return twin
 
     def describe(self) -> str:
         return "none"

@@ -224,6 +224,7 @@ class ReflectionMemory(BaseMemory):
     """
 
     name = "reflection"
+    reads_grading = False  # it reflects on the turns and the user's enforcements
 
     class Options(MemoryOptions):
         max_notes: int = Field(default=DEFAULT_MAX_NOTES, ge=1)

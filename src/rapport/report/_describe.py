@@ -3,11 +3,12 @@ backends, packages and the code revision (from the invocations the runner record
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rapport.envs import PAPER_DATA, benchmark_class
+from rapport.envs import PAPER_DATA, benchmark_class, differing
 from rapport.log import ExperimentConfig, Invocation, ModelInfo, Run, role_sampling
 
 
@@ -24,6 +25,19 @@ class ModelUse(BaseModel):
     """The role's sampling defaults (``all``'s with its own over them), where any are set."""
 
 
+class PaperDifference(BaseModel):
+    """A setting the paper fixes that the run did otherwise (a differing protocol row)."""
+
+    setting: str
+    paper: Any
+    ours: Any
+    source: str
+    """Where the paper fixes it (section, table or code file)."""
+    option: str
+    """How a run sets it."""
+    note: str = ""
+
+
 class RunDescription(BaseModel):
     """What a reader needs to know to trust or repeat the run."""
 
@@ -32,9 +46,10 @@ class RunDescription(BaseModel):
     seed: int
     preset: str | None = None
     """The preset that ran (None: the paper's protocol)."""
-    differs_from_paper: dict[str, Any] = Field(default_factory=dict)
-    """The benchmark options whose value is not the paper's default (the benchmark's own
-    default), as the run stored them; data options are in the next two."""
+    differs_from_paper: list[PaperDifference] | None = None
+    """The settings the benchmark's paper fixes (its ``paper_protocol``) that the run's
+    stored config does otherwise; None: the benchmark declares no paper protocol. Data
+    options are in the next two."""
     data_read: dict[str, Any] = Field(default_factory=dict)
     """Options that read a paper's published data or text from a path, as given."""
     data_not_the_papers: dict[str, str] = Field(default_factory=dict)
@@ -57,6 +72,10 @@ class RunDescription(BaseModel):
     """How many times the runner worked on the run dir (resumes add one each)."""
     changed: list[str] = Field(default_factory=list)
     """What differed between invocations (packages, revision, models ...)."""
+
+    def differences(self) -> str:
+        """The settings that differ from the paper, in words (see `differences_text`)."""
+        return differences_text(self)
 
 
 def planned_sessions(invocations: list[Invocation]) -> int | None:
@@ -98,16 +117,41 @@ def describe_run(
     )
 
 
-def paper_differences(config: ExperimentConfig) -> dict[str, Any]:
-    """The run's benchmark options that are not the benchmark's defaults (its paper's
-    protocol), data options aside; empty when the benchmark declares no options model or
-    cannot be loaded."""
-    defaults, papers = _defaults(config)
-    return {
-        k: v
-        for k, v in config.options.items()
-        if k in defaults and k not in papers and defaults[k] != v
-    }
+def paper_differences(config: ExperimentConfig) -> list[PaperDifference] | None:
+    """The settings of the benchmark's paper protocol that the config does otherwise, read
+    from the config as stored (its preset applied); None when the benchmark declares no
+    paper protocol or cannot be loaded."""
+    try:
+        cls = benchmark_class(config.benchmark)
+    except (ValueError, ImportError):
+        return None
+    if not cls.paper_protocol:
+        return None
+    return [
+        PaperDifference.model_validate({k: v for k, v in row.as_dict().items() if k != "same"})
+        for row in differing(cls, config)
+    ]
+
+
+def shown(value: Any) -> str:
+    """A setting's value on one line, as a person reads it."""
+    if value is None:
+        return "-"
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return " ".join(text.split())
+
+
+def differences_text(description: RunDescription) -> str:
+    """The settings that differ from the paper, in words: ``paper protocol not declared``,
+    ``none``, or each as ``setting=ours (paper: value, source)``."""
+    rows = description.differs_from_paper
+    if rows is None:
+        return "paper protocol not declared"
+    if not rows:
+        return "none"
+    return ", ".join(
+        f"{r.setting}={shown(r.ours)} (paper: {shown(r.paper)}, {r.source})" for r in rows
+    )
 
 
 def _data_options(config: ExperimentConfig, *, given: bool) -> dict[str, Any]:
@@ -145,9 +189,7 @@ def _defaults(config: ExperimentConfig) -> tuple[dict[str, Any], dict[str, str]]
 def preset_line(description: RunDescription) -> str:
     """One line: which preset ran and the options that differ from the paper."""
     name = description.preset or "none (the paper's protocol)"
-    differs = description.differs_from_paper
-    changed = ", ".join(f"{k}={v}" for k, v in differs.items()) if differs else "none"
-    line = f"Preset: {name}; options that differ from the paper: {changed}"
+    line = f"Preset: {name}; options that differ from the paper: {differences_text(description)}"
     if description.data_not_the_papers:
         own = "; ".join(f"{k} (paper: {v})" for k, v in description.data_not_the_papers.items())
         line += f"; rapport's own data, not the paper's: {own}"

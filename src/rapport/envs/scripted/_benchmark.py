@@ -22,6 +22,7 @@ from rapport.log import (
     UserSpec,
 )
 
+from .._caps import RoleCap, SessionCaps
 from .._protocol import AgentRequest, Benchmark, Episode, SessionLog
 from ._types import ScriptedOutcome, ScriptedTask
 
@@ -92,6 +93,11 @@ class ScriptedBenchmark(Benchmark):
         topic = spec.task_as(ScriptedTask).topic
         info = SessionInfo(index=spec.index, benchmark=self.name, task=topic)
         return ScriptedEpisode(info, topic, user.preferences[0], models, self)
+
+    def session_caps(self, spec: SessionSpec) -> SessionCaps:
+        """``max_turns`` user questions and as many agent replies, with no token limit."""
+        turns = RoleCap(calls=self.max_turns)
+        return SessionCaps(roles={"agent": turns, "user": turns}, dataset=spec.task.kind)
 
     def score(self, record: SessionRecord) -> dict[str, float]:
         """``hit``: 1 if the agent said the user's word; ``words``: mean words per reply."""
