@@ -23,7 +23,7 @@ PAPER_WINDOW = 8000
 """PrefIX's ``max_transcript_chars``: the judges read the first and last 4,000 characters."""
 PAPER_TEMPERATURE = 0.1
 """PrefIX's judge temperature (``generate_judgment_with_openrouter``)."""
-CUT_MARK = "\n...[cut]...\n"
+CUT_MARK = "\n...[truncated]...\n"
 
 _ROLES = {
     "user": ("user", "user_message"),
