@@ -299,6 +299,9 @@ PAPER_PROTOCOL: tuple[PaperSetting, ...] = (
         "Table 8, App. D; PrefIX model_handler/interaction_handlers.py",
         "(none)",
         _tool_count,
+        note="the 14th, display_params_logic, is PrefIX's Message_display_params_logic: its "
+        "interaction instruction and param_high's trajectory name it, but its handlers (the "
+        "tools a model can call) are the 13; ours offers it for param_high's rationale",
     ),
     PaperSetting(
         "tool-use accuracy matching",
