@@ -84,10 +84,15 @@ def ux_table(runs: Runs) -> Table:
     cross = _gain(
         _mean([averages[m, "p"] for m in runs]), _mean([averages[m, "no_p"] for m in runs])
     )
+    blank = [None] * (2 * len(runs) - 1)
     rows.append(
-        ["UX gain %: mean of the models' gains (the paper's)", _r(_mean(list(gains.values())))]
+        [
+            "UX gain %: mean of the models' gains (the paper's)",
+            _r(_mean(list(gains.values()))),
+            *blank,
+        ]
     )
-    rows.append(["UX gain %: gain of the models' means", _r(cross)])
+    rows.append(["UX gain %: gain of the models' means", _r(cross), *blank])
     columns = ["dimension", *(f"{m} {c}" for m in runs for c in CONDITIONS)]
     return Table(
         title="PrefIx Table 2: UX per dimension and agent model", columns=columns, rows=rows
