@@ -181,8 +181,13 @@ class PrefixBenchmark(Benchmark):
             judge_temperature=self.options.judge_temperature,
         )
         return PrefixEpisode(
-            plan, spec.index, models, lambda settings, t: _failures(settings, t, task.seed)
+            plan, spec.index, models, lambda settings, t: self.failures(settings, t, task.seed)
         )
+
+    def failures(self, settings: Sequence[Setting], task: BfclTask, seed: int) -> FailurePlan:
+        """The live failures of a session: none (the paper's), or with ``live_failures`` one
+        seeded failure when a preference is about failures."""
+        return _failures(settings, task, seed) if self.options.live_failures else FailurePlan()
 
     def judge_runs(self, spec: SessionSpec, user: UserSpec) -> int:
         """Samples per judge for a session: the paper's protocol gives its runs to the first

@@ -83,6 +83,10 @@ class PrefixOptions(BaseModel):
     )
     """A PrefIX checkout: the UX judges score its rubric (``LIKERT_DEFINITIONS``) with its
     prompt template and persona descriptions; None: ours (package data)."""
+    live_failures: bool = False
+    """Inject one transient failure live (a seeded reference call fails once) in the
+    sessions of the robustness settings; False (default, as PrefIX): failures appear only in
+    the sample histories the agent reads under ``p``, none while it works."""
     matching: Literal["prefix", "canonical"] = "prefix"
     """How accuracy matches the agent's calls with the reference: ``prefix`` (default),
     PrefIX's ``multi_turn_checker_ratio`` (normalised call strings in the agent's argument
@@ -238,12 +242,13 @@ PAPER_PROTOCOL: tuple[PaperSetting, ...] = (
         note="not built yet (--prompts-from CHECKOUT)",
     ),
     PaperSetting(
-        "4. failures",
-        "seeded in the histories of six settings; none live",
-        "PrefIX user_simulator/history/history_template/",
-        "(none)",
-        _fixed("one live failure in each of the eight robustness settings"),
-        note="not built yet: live injection is the only form",
+        "4. live failures",
+        False,
+        "PrefIX base_handler (no injection); user_simulator/history/history_template/",
+        "options.live_failures",
+        option(PrefixOptions, "live_failures"),
+        note="histories: PrefIX seeds failure lines for six settings (none for "
+        "tool_abortion); ours seed one in all eight robustness settings' histories",
     ),
     PaperSetting(
         "5. judging",
