@@ -38,3 +38,13 @@ def test_the_main_config_plays_every_fixed_task_of_every_setting() -> None:
         if fixed is not None:  # every task of the setting's file, none left out
             assert sorted(s.id for s in played) == sorted(f.task.id for f in fixed.tasks)
     assert any(bench.fixed_tasks([get_setting(u.preferences[0])]) for u in users)
+
+
+def test_judge_repeats_are_refused_outside_the_repeats_protocol() -> None:
+    from pydantic import ValidationError
+
+    from rapport.envs.prefix import PrefixOptions
+
+    with pytest.raises(ValidationError, match="judge_repeats needs reliability 'repeats'"):
+        PrefixOptions.model_validate({"judge_repeats": 3})
+    assert PrefixOptions.model_validate({"judge_repeats": 3, "reliability": "repeats"})

@@ -8,7 +8,7 @@ from importlib import resources
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rapport.judges import Dimension
 from rapport.log import MAX_SESSIONS, ExperimentConfig
@@ -131,6 +131,12 @@ class PrefixOptions(BaseModel):
             except KeyError as exc:
                 raise ValueError(exc.args[0]) from None
         return value
+
+    @model_validator(mode="after")
+    def _repeats_need_their_protocol(self) -> PrefixOptions:
+        if self.judge_repeats > 1 and self.reliability != "repeats":
+            raise ValueError("judge_repeats needs reliability 'repeats' (--reliability repeats)")
+        return self
 
 
 def combined_users(settings: Sequence[str], combine: int) -> list[list[str]]:
