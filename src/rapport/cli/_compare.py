@@ -7,15 +7,19 @@ import json
 import sys
 from pathlib import Path
 
+from rapport.envs import benchmark_class
+from rapport.log import SessionRecord, Table
 from rapport.report import (
     CompareError,
     compare_runs,
     find_runs,
     is_run_dir,
+    markdown_table,
     render_comparison_csv,
     render_comparison_text,
     write_comparison_html,
 )
+from rapport.store import RunStore
 
 from ._errors import UsageError, directory_path, output_file, reading_stores
 
@@ -36,7 +40,32 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--format", choices=("table", "json", "csv"), default="table", help="output format"
     )
     parser.add_argument("--html", metavar="FILE", help="also write the comparison as HTML")
+    parser.add_argument(
+        "--paper-tables",
+        action="store_true",
+        help="also print the benchmark's tables across runs as its paper lays them out "
+        "(PrefIx: Tables 2-5, one run per agent model, labelled by the agent's model)",
+    )
     parser.set_defaults(handler=handle)
+
+
+def paper_tables(dirs: list[Path]) -> list[Table]:
+    """The benchmark's own tables across the runs (each labelled by its agent's model).
+
+    Raises:
+        UsageError: the runs are of different benchmarks.
+    """
+    runs: dict[str, list[SessionRecord]] = {}
+    names = set()
+    for path in dirs:
+        with RunStore.open_readonly(path) as store:
+            run, records = store.run(), store.sessions()
+        names.add(run.benchmark)
+        label = run.config.models.get("agent") or run.config.models.get("all") or path.name
+        runs[label if label not in runs else f"{label} ({path.name})"] = records
+    if len(names) != 1:
+        raise UsageError(f"--paper-tables needs runs of one benchmark, got {sorted(names)}")
+    return benchmark_class(names.pop()).across_runs_tables(runs)
 
 
 def run_dirs(texts: list[str]) -> list[Path]:
@@ -66,14 +95,18 @@ def handle(args: argparse.Namespace) -> int:
     try:
         with reading_stores(*dirs):
             comparison = compare_runs(dirs)
+            tables = paper_tables(dirs) if args.paper_tables else []
     except (FileNotFoundError, CompareError) as exc:
         raise UsageError(str(exc)) from exc
     if args.format == "json":
-        print(json.dumps(comparison.to_json(), indent=2))
+        extra = {"paper_tables": [t.model_dump(mode="json") for t in tables]} if tables else {}
+        print(json.dumps(comparison.to_json() | extra, indent=2))
     elif args.format == "csv":
         print(render_comparison_csv(comparison), end="")
     else:
         print(render_comparison_text(comparison))
+    for table in tables if args.format != "json" else []:
+        print(f"\n{table.title}\n\n{markdown_table(table)}")
     if target is not None:
         try:
             path = write_comparison_html(comparison, target)

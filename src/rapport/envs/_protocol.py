@@ -9,7 +9,7 @@ one error policy for every benchmark.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self, get_args
 
@@ -272,6 +272,12 @@ class Benchmark(ABC):
     @classmethod
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:
         """Tables the benchmark adds to its report (from the records alone)."""
+        return []
+
+    @classmethod
+    def across_runs_tables(cls, runs: Mapping[str, Sequence[SessionRecord]]) -> list[Table]:
+        """Tables over several runs of the benchmark (label -> records), as its paper lays
+        out results across models (``rapport compare --paper-tables``); none by default."""
         return []
 
 

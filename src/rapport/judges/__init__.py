@@ -9,7 +9,14 @@ from ._judges import (
     judge_means_from_events,
     verdict_schema,
 )
-from ._reliability import coefficient_of_variation, cronbach_alpha, icc2
+from ._reliability import (
+    coefficient_of_variation,
+    cronbach_alpha,
+    cronbach_alpha_ci,
+    f_quantile,
+    icc2,
+    run_spread,
+)
 
 __all__ = [
     "Dimension",
@@ -19,7 +26,10 @@ __all__ = [
     "MultiJudge",
     "coefficient_of_variation",
     "cronbach_alpha",
+    "cronbach_alpha_ci",
+    "f_quantile",
     "icc2",
     "judge_means_from_events",
+    "run_spread",
     "verdict_schema",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from rapport.envs.prefix import (
     task_by_id,
     ux_dimensions,
 )
+from rapport.envs.prefix._report import headline_events
 from rapport.envs.prefix._rubric import OWN
 from rapport.envs.prefix._session import USER_REPLACED
 from rapport.eval import play_session, run_experiment
@@ -86,13 +88,22 @@ def _user(request: Request) -> str:
 
 
 def _judge(score: int, turns: list[int], alignment: int | None = None) -> ScriptedAPI:
+    """A judge giving ``score`` (``alignment`` on preference alignment): per dimension (the
+    default judging) or every dimension in one reply."""
+
     def entry(dim: str) -> dict[str, object]:
         value = alignment if dim == "preference_alignment" and alignment else score
         return {"score": value, "justification": "seen", "evidence_turns": turns}
 
-    return ScriptedAPI(
-        responder=lambda _r: json.dumps({d.id: entry(d.id) for d in ux_dimensions()})
-    )
+    def respond(request: Request) -> str:
+        asked = re.search(r"^Dimension: (\S+)$", request.messages[-1].content, re.MULTILINE)
+        if asked is None:
+            return json.dumps({d.id: entry(d.id) for d in ux_dimensions()})
+        cited = [f"t{t}" for t in turns]
+        verdict = entry(asked.group(1)) | {"dimension": asked.group(1)}
+        return json.dumps(verdict | {"evidence_turn_ids": cited})
+
+    return ScriptedAPI(responder=respond)
 
 
 def _models(
@@ -157,14 +168,16 @@ async def test_an_agent_that_confirms_each_write_scores_full_accuracy_and_alignm
     assert record.scores["alignment"] == 5.0  # judged apart, never blended into ux
     assert "ux.preference_alignment" not in record.scores
     judged = record.events_of(JudgeEvent)
-    assert len(judged) == 2 * len(ux_dimensions())
+    # the paper's stability protocol gives the first user's first session 20 runs
+    assert len(judged) == 20 * 2 * len(ux_dimensions())
+    assert len(headline_events(record)) == 2 * len(ux_dimensions())
     turn_ids = {t.index for t in record.turns}
     assert all(set(e.evidence_turns) <= turn_ids for e in judged)
     assert record.turns[-1].speaker == "user" and "<END>" in record.turns[-1].text
 
 
 async def test_a_judge_whose_output_stays_invalid_makes_the_session_an_error() -> None:
-    bench = _bench(settings="tool_initiative_reactive")
+    bench = _bench(settings="tool_initiative_reactive", reliability="repeats")
     user = next(u for u in bench.users(1, 0) if u.preferences == ["tool_initiative_reactive"])
     spec = SessionSpec(id=TASK.id, user_id=user.id, index=0, task=PrefixTask(task_id=TASK.id))
     models = ModelRoles(
@@ -240,9 +253,13 @@ async def test_report_tables_show_gains_and_reliability() -> None:
     titles = [t.title for t in tables]
     assert len(titles) == 6 and "reliability" in titles[4]
     stats = [r[0] for r in tables[4].rows]
-    assert "alpha across the 7 UX dimensions" in stats
-    assert any(str(s).startswith("CV protocol: repeats (1 judge runs") for s in stats)
-    assert "ICC ux (mean of the 7 UX dimensions)" in stats
+    assert "alpha over the 8 judged dimensions" in stats
+    assert (
+        "run-to-run protocol: paper (20 judge runs on 2 sessions, kept out of the scores)" in stats
+    )
+    assert [s for s in stats if str(s).startswith("ICC ")] == [
+        f"ICC {d.id}" for d in ux_dimensions()
+    ]
     alignment = {(r[1], r[2]): r[4] for r in tables[3].rows if r[0] == "strategy"}
     assert alignment[("align_recall", "p+none")] is None  # no_p recall is 0: gain undefined
     summary = {r[0]: r for r in tables[0].rows}
@@ -254,7 +271,7 @@ async def test_report_tables_show_gains_and_reliability() -> None:
     ]
     installed = "bfcl-eval 2026.3.23 (installed, v4)"
     assert tables[5].rows == [
-        ["tool_initiative_reactive", installed, "coarsened by the user model", OWN, 2]
+        ["tool_initiative_reactive", installed, "coarsened by the user model", OWN, "prefix", 2]
     ]
 
 
@@ -359,7 +376,7 @@ def test_the_papers_reliability_protocol_gives_its_runs_to_five_samples() -> Non
     assert runs[:5] == [20] * 5 and set(runs[5:]) == {1}
     later = bench.sessions(users[0], 2, seed=0)[1]
     assert bench.judge_runs(later, users[0]) == 1
-    plain = _bench(judge_repeats="3")
+    plain = _bench(reliability="repeats", judge_repeats="3")
     assert bench.options.reliability == "paper" and plain.options.reliability == "repeats"
     assert plain.judge_runs(later, users[0]) == 3
 
@@ -423,7 +440,7 @@ async def test_judges_read_the_whole_log_and_a_cut_only_past_their_context(
         user = ScriptedAPI(responder=_user)
         return ModelRoles({"agent": _agent(True), "user": user, "judge": judge})
 
-    bench = _bench(settings="tool_initiative_reactive")
+    bench = _bench(settings="tool_initiative_reactive", judging="all_at_once")
     whole = await _session_with(bench, models(small(10**6)))
     assert not whole.events_of(NoteEvent) and whole.events_of(JudgeEvent)
     assert "omitted" not in seen[-1] and all(t.text.strip() in seen[-1] for t in whole.turns)
@@ -431,7 +448,9 @@ async def test_judges_read_the_whole_log_and_a_cut_only_past_their_context(
     [note] = cut.events_of(NoteEvent)
     assert "past a judge's context" in note.text and "600 characters" in note.text
     assert cut.events_of(JudgeEvent) and "[... turns omitted ...]" in seen[-1]
-    windowed = await _session_with(_bench(settings="tool_initiative_reactive", judge_chars="1000"))
+    windowed = await _session_with(
+        _bench(settings="tool_initiative_reactive", judging="all_at_once", judge_chars="1000")
+    )
     assert not windowed.events_of(NoteEvent), "a window asked for is no cut past the context"
 
 

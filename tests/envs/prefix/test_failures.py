@@ -8,7 +8,16 @@ from hypothesis import strategies as st
 
 pytest.importorskip("bfcl_eval")
 
-from rapport.envs.prefix import FailurePlan, SafeExecutor, plan_failures, task_by_id
+from rapport.envs import create_benchmark
+from rapport.envs.prefix import (
+    FailurePlan,
+    PrefixBenchmark,
+    SafeExecutor,
+    get_setting,
+    plan_failures,
+    task_by_id,
+)
+from rapport.log import ExperimentConfig
 
 NAMES = ["cd", "mkdir", "mv", "grep", "sort", "diff"]
 
@@ -34,3 +43,19 @@ def test_an_injected_failure_changes_nothing_and_a_retry_succeeds() -> None:
     assert "temp" not in trial.run("ls()").result
     retried = trial.run("mkdir(dir_name='temp')")
     assert not retried.injected and retried.wrote
+
+
+def test_no_live_failure_by_default_and_one_with_the_option() -> None:
+    task = task_by_id("multi_turn_base_12")
+    settings = [get_setting("error_retry_escalation")]
+
+    def bench(**options: object) -> PrefixBenchmark:
+        config = ExperimentConfig(benchmark="prefix", options={"settings": "all", **options})
+        created = create_benchmark(config)
+        assert isinstance(created, PrefixBenchmark)
+        return created
+
+    assert bench().failures(settings, task, 0).targets == {}
+    assert len(bench(live_failures=True).failures(settings, task, 0).targets) == 1
+    calm = [get_setting("tool_high")]
+    assert bench(live_failures=True).failures(calm, task, 0).targets == {}

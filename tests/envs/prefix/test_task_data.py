@@ -280,7 +280,7 @@ def test_a_scripted_run_on_v3_data_and_fixed_tasks_reports_where_each_came_from(
     assert main(argv) == 0
     report = capsys.readouterr().out
     label = "BFCL v3 from folder bfcl_v3" + DOCS_NOTE
-    table = report.split("PrefIx: task data, instructions and judge rubric per setting", 1)[1]
+    table = report.split("PrefIx: task data, instructions, judge rubric and call matching", 1)[1]
     rows = {line.split()[0]: line for line in table.splitlines()[3:] if line.strip()}
     assert f"{label}  PrefIX fixed tasks (Processing/{COMPACT})" in rows["presentation_compact"]
     assert f"{label}  PrefIX fixed tasks (Processing/{UPFRONT})" in rows["info_collect_upfront"]
@@ -576,7 +576,7 @@ def test_a_scripted_run_with_the_rubric_from_a_prefix_checkout(
     argv += ["--rubric-from", str(PREFIX)]
     assert main(argv) == 0
     report = capsys.readouterr().out
-    table = report.split("PrefIx: task data, instructions and judge rubric per setting", 1)[1]
+    table = report.split("PrefIx: task data, instructions, judge rubric and call matching", 1)[1]
     assert "PrefIX checkout (PrefIX)" in table
     with RunStore.open_readonly(tmp_path / "run") as store:
         records = store.sessions()

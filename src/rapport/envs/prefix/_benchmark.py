@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from rapport.judges import judge_means_from_events
@@ -12,7 +12,6 @@ from rapport.llm import ModelRoles, stable_hash
 from rapport.log import (
     Condition,
     ExperimentConfig,
-    JudgeEvent,
     SessionRecord,
     SessionSpec,
     Table,
@@ -20,15 +19,17 @@ from rapport.log import (
 )
 
 from .._protocol import Benchmark, GenericSetting
+from ._across import across_models
 from ._failures import FailurePlan, plan_failures
 from ._options import (
+    PAPER_PROTOCOL,
     PrefixOptions,
     combined_users,
     eligible,
     experience_dimensions,
 )
 from ._paper_tasks import FixedTasks, PaperTasks, open_paper_tasks
-from ._report import report_tables
+from ._report import headline_events, report_tables
 from ._rubric import ALIGNMENT_IDS, own_rubric, rubric_from
 from ._session import COARSENED_BY_MODEL, Plan, PrefixEpisode
 from ._settings import Category, Setting, get_setting
@@ -45,6 +46,7 @@ class PrefixBenchmark(Benchmark):
 
     name = "prefix"
     options_model = PrefixOptions
+    paper_protocol = PAPER_PROTOCOL
     uses: ClassVar[frozenset[GenericSetting]] = frozenset({"sessions"})
     produces = (PrefixOutcome,)
     roles = ("user", "judge")
@@ -174,10 +176,18 @@ class PrefixBenchmark(Benchmark):
             instruction_source=source,
             rubric=self.rubric,
             judge_chars=self.options.judge_chars,
+            matching=self.options.matching,
+            judging=self.options.judging,
+            judge_temperature=self.options.judge_temperature,
         )
         return PrefixEpisode(
-            plan, spec.index, models, lambda settings, t: _failures(settings, t, task.seed)
+            plan, spec.index, models, lambda settings, t: self.failures(settings, t, task.seed)
         )
+
+    def failures(self, settings: Sequence[Setting], task: BfclTask, seed: int) -> FailurePlan:
+        """The live failures of a session: none (the paper's), or with ``live_failures`` one
+        seeded failure when a preference is about failures."""
+        return _failures(settings, task, seed) if self.options.live_failures else FailurePlan()
 
     def judge_runs(self, spec: SessionSpec, user: UserSpec) -> int:
         """Samples per judge for a session: the paper's protocol gives its runs to the first
@@ -200,7 +210,7 @@ class PrefixBenchmark(Benchmark):
             "align_precision": _mean([a.precision for a in per_setting]),
             "align_recall": _mean([a.recall for a in per_setting if a.recall is not None]),
         }
-        judged = judge_means_from_events(record.events_of(JudgeEvent))
+        judged = judge_means_from_events(headline_events(record))
         ux = {d: v for d, v in judged.items() if d not in ALIGNMENT_IDS}
         scores |= {f"ux.{d}": v for d, v in ux.items()}
         if ux:  # the UX score: the rubric's UX dimensions, preference alignment apart
@@ -214,6 +224,11 @@ class PrefixBenchmark(Benchmark):
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:
         """Accuracy/UX per condition with gains, per dimension, alignment, reliability."""
         return report_tables(records)
+
+    @classmethod
+    def across_runs_tables(cls, runs: Mapping[str, Sequence[SessionRecord]]) -> list[Table]:
+        """The paper's Tables 2 to 5 over runs of several agent models (label -> records)."""
+        return across_models(runs)
 
 
 def task_categories(settings: Sequence[Setting], default: Sequence[Category]) -> list[Category]:

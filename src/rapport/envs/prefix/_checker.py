@@ -2,8 +2,13 @@
 and bfcl-eval's per-turn pass/fail beside it, on our executor.
 
 Accuracy is the share of ground-truth calls the trial made, unordered and counted with
-duplicates (PrefIx's ``gt_coverage``, the paper's tool-use accuracy); calls are compared
-by function and bound arguments rather than by normalised text.
+duplicates (PrefIx's ``gt_coverage``, the paper's tool-use accuracy, Section 3.4.1). By
+default calls are matched as PrefIX's ``multi_turn_checker_ratio`` matches them: each
+call the agent made is written ``name(k=repr(v),...)`` in the agent's argument order (as
+bfcl's ``convert_to_function_call`` decodes it), spaces around ``(``, ``)``, ``,`` and
+``=`` are removed from it and from the reference string, and the strings must be equal;
+every decoded call counts, run or not. ``matching="canonical"`` is rapport's matching
+instead: positional arguments bound to their names, keywords sorted, values compared.
 
 ``bfcl_pass`` walks the ground truth turn by turn, as bfcl-eval's
 ``multi_turn_checker`` does: the trial's calls of turn t run on fresh backends, the
@@ -17,9 +22,10 @@ first failing turn fails the task (``bfcl_pass`` 0), so doing every call in the 
 from __future__ import annotations
 
 import inspect
+import re
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -47,6 +53,9 @@ class Accuracy(BaseModel):
     reference: int
     missing: list[str] = Field(default_factory=list)
     """Reference calls the trial never made."""
+    matching: str = "canonical"
+    """How calls were matched: ``prefix`` (PrefIX's normalised strings) or ``canonical``
+    (bound, sorted arguments; records stored before the choice existed)."""
 
     @property
     def success(self) -> bool:
@@ -90,7 +99,10 @@ def _executed(call: ExecutionResult) -> bool:
     return not call.refused and not call.injected
 
 
-def check_accuracy(task: BfclTask, trial: SafeExecutor) -> Accuracy:
+Matching = Literal["prefix", "canonical"]
+
+
+def check_accuracy(task: BfclTask, trial: SafeExecutor, matching: Matching = "prefix") -> Accuracy:
     """Score a trial's calls (each tagged with its turn) against the task's ground truth."""
     state_checker, response_checker = _bfcl_checks()
     calls = [c for c in trial.log if _executed(c)]
@@ -118,7 +130,11 @@ def check_accuracy(task: BfclTask, trial: SafeExecutor) -> Accuracy:
             failed = index
             break
         passed += 1
-    matched, missing = _coverage(task, model, calls)
+    if matching == "prefix":
+        decoded = [prefix_call_string(c.name, c.arguments) for c in trial.log if c.name != "?"]
+        matched, missing = ratio_coverage(task.reference_calls, decoded)
+    else:
+        matched, missing = _coverage(task, model, calls)
     total = len(task.reference_calls)
     return Accuracy(
         accuracy=matched / total if total else 0.0,
@@ -130,7 +146,36 @@ def check_accuracy(task: BfclTask, trial: SafeExecutor) -> Accuracy:
         matched=matched,
         reference=total,
         missing=[m[:200] for m in missing],
+        matching=matching,
     )
+
+
+def prefix_call_string(name: str, arguments: dict[str, Any]) -> str:
+    """A decoded call as bfcl writes it: ``name(k=repr(v),...)`` in the given order."""
+    return f"{name}({','.join(f'{k}={v!r}' for k, v in arguments.items())})"
+
+
+_SPACED = [(re.compile(r"\s*,\s*"), ","), (re.compile(r"\(\s*"), "("), (re.compile(r"\s*\)"), ")")]
+_EQUALS = (re.compile(r"\s*=\s*"), "=")
+
+
+def normalise_call(text: str) -> str:
+    """PrefIX's normalisation of a call string: trimmed, no spaces around ``,``, ``(``,
+    ``)`` or ``=`` (inside string values too, as there)."""
+    text = text.strip()
+    for pattern, replacement in [*_SPACED, _EQUALS]:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def ratio_coverage(reference: Sequence[str], made: Sequence[str]) -> tuple[int, list[str]]:
+    """(reference calls matched, missing) as PrefIX's ``compute_unordered_coverage``
+    counts them over normalised strings: unordered, with duplicates."""
+    wanted = Counter(normalise_call(c) for c in reference if c.strip())
+    have = Counter(normalise_call(c) for c in made if c.strip())
+    matched = sum(min(have[k], n) for k, n in wanted.items())
+    missing = [k for k, n in wanted.items() for _ in range(n - have.get(k, 0))]
+    return matched, missing
 
 
 def _canonical(executor: SafeExecutor, name: str, args: tuple[Any, ...], kwargs: Any) -> str:

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rapport.judges import coefficient_of_variation, cronbach_alpha, icc2, judge_means_from_events
+from rapport.judges import cronbach_alpha_ci, icc2, judge_means_from_events, run_spread
 from rapport.log import JudgeEvent, SessionRecord, Table
 
-from ._options import ALIGNMENT_DIMENSION, experience_dimensions
+from ._rubric import ALIGNMENT_IDS
 from ._settings import dimensions
 from ._types import PrefixOutcome
 
@@ -101,14 +101,13 @@ def setting_table(records: Sequence[SessionRecord]) -> Table:
 
 
 def dimension_table(records: Sequence[SessionRecord]) -> Table:
-    """Mean judge score per UX dimension and condition."""
+    """Mean judge score per judged dimension (ours or the paper's ids) and condition."""
     conditions = sorted({r.condition for r in records})
     rows: list[Row] = []
-    for d in experience_dimensions():
-        per = _by_condition(records, f"ux.{d}")
+    for d in judged_dimensions(records):
+        metric = "alignment" if d in ALIGNMENT_IDS else f"ux.{d}"
+        per = _by_condition(records, metric)
         rows.append([d, *(_r(per.get(c, math.nan)) for c in conditions)])
-    per = _by_condition(records, "alignment")
-    rows.append([ALIGNMENT_DIMENSION, *(_r(per.get(c, math.nan)) for c in conditions)])
     return _table("PrefIx: judge score per dimension (1-5)", ["dimension", *conditions], rows)
 
 
@@ -141,11 +140,31 @@ def alignment_table(records: Sequence[SessionRecord]) -> Table:
 Cells = dict[str, dict[tuple[int, str], list[float]]]
 
 
-def _judge_cells(records: Sequence[SessionRecord]) -> Cells:
-    """Dimension -> (record position, judge) -> that judge's scores over repeats."""
+def headline_events(record: SessionRecord) -> list[JudgeEvent]:
+    """The judge events a session's headline scores come from: every repeat under the
+    ``repeats`` protocol; under the paper's, only the first run (its extra runs measure
+    the judges' stability and stay out of the scores, as in the paper's Section 6)."""
+    events = record.events_of(JudgeEvent)
+    paper = isinstance(record.outcome, PrefixOutcome) and record.outcome.reliability == "paper"
+    return [e for e in events if e.repeat == 0] if paper else events
+
+
+def judged_dimensions(records: Sequence[SessionRecord]) -> list[str]:
+    """The dimension ids the judges scored, in the rubric's order (first seen): ours or,
+    with ``--rubric-from``, the paper's."""
+    seen: dict[str, None] = {}
+    for r in records:
+        for e in r.events_of(JudgeEvent):
+            seen.setdefault(e.dimension, None)
+    return list(seen)
+
+
+def _judge_cells(records: Sequence[SessionRecord], *, every_run: bool = False) -> Cells:
+    """Dimension -> (record position, judge) -> that judge's scores (its headline runs, or
+    every run)."""
     cells: Cells = defaultdict(dict)
     for i, r in enumerate(records):
-        for e in r.events_of(JudgeEvent):
+        for e in r.events_of(JudgeEvent) if every_run else headline_events(r):
             cells[e.dimension].setdefault((i, e.judge), []).append(e.score)
     return cells
 
@@ -153,25 +172,29 @@ def _judge_cells(records: Sequence[SessionRecord]) -> Cells:
 def _icc_row(name: str, matrix: list[list[float]]) -> Row:
     matrix = [row for row in matrix if not all(math.isnan(v) for v in row)]
     single, average = icc2(np.array(matrix)) if matrix else (math.nan, math.nan)
-    return [f"ICC {name}", len(matrix), _r(single), _r(average)]
+    return [f"ICC {name}", len(matrix), _r(single), _r(average), None]
 
 
-def _icc_rows(cells: Cells, judges: list[str], n_records: int) -> list[Row]:
-    """ICC per dimension, then of the UX score (each judge's mean of the 7 UX dimensions)."""
+def _icc_rows(cells: Cells, dims: list[str], judges: list[str], n_records: int) -> list[Row]:
+    """ICC(2,1) and ICC(2,k) per dimension (targets: the sessions; raters: the judges)."""
 
     def score(dim: str, i: int, j: str) -> float:
         return _mean(cells.get(dim, {}).get((i, j), []))
 
-    rows = [
+    return [
         _icc_row(dim, [[score(dim, i, j) for j in judges] for i in range(n_records)])
-        for dim in sorted(cells)
+        for dim in dims
     ]
-    ux = [
-        [_mean([score(d, i, j) for d in experience_dimensions()]) for j in judges]
-        for i in range(n_records)
-    ]
-    rows.append(_icc_row("ux (mean of the 7 UX dimensions)", ux))
-    return rows
+
+
+def _alpha_row(records: Sequence[SessionRecord], dims: list[str]) -> Row:
+    """Cronbach's alpha over every judged dimension (the paper's 8 items: 7 UX and
+    alignment) on each session's means across judges, with its 95% CI."""
+    per_session = [judge_means_from_events(headline_events(r)) for r in records]
+    items = [[s.get(d, math.nan) for d in dims] for s in per_session if s]
+    alpha, low, high = cronbach_alpha_ci(np.array(items)) if items else (math.nan,) * 3
+    ci = None if math.isnan(low) else f"[{low:.3f}, {high:.3f}]"
+    return [f"alpha over the {len(dims)} judged dimensions", len(items), _r(alpha), None, ci]
 
 
 def _protocol(records: Sequence[SessionRecord], cells: Cells) -> str:
@@ -181,30 +204,34 @@ def _protocol(records: Sequence[SessionRecord], cells: Cells) -> str:
     sampled = len({i for by in cells.values() for (i, _j), v in by.items() if len(v) >= 2})
     most = max(runs, default=0)
     if "paper" in named:
-        return f"paper ({most} judge runs on {sampled} sessions; first greedy, rest T=0.7)"
-    return f"repeats ({most} judge runs on every session; first greedy, rest T=0.7)"
+        return f"paper ({most} judge runs on {sampled} sessions, kept out of the scores)"
+    return f"repeats ({most} judge runs on every session, averaged into the scores)"
+
+
+def _spread_rows(cells: Cells, judges: list[str]) -> list[Row]:
+    """Per judge, the mean std and mean CV over its repeated runs (the paper's Table 5):
+    items are (session, dimension) pairs with at least two runs."""
+    rows: list[Row] = []
+    for judge in judges:
+        runs = [v for by in cells.values() for (_i, j), v in by.items() if j == judge]
+        items = [v for v in runs if len(v) >= 2]
+        std, cv = run_spread(items)
+        rows.append([f"mean std / mean CV over runs: {judge}", len(items), _r(std), _r(cv), None])
+    return rows
 
 
 def reliability_table(records: Sequence[SessionRecord]) -> Table:
-    """ICC(2,1) and ICC(2,k) per dimension, alpha across dimensions, CV per judge."""
+    """ICC(2,1) and ICC(2,k) per dimension, alpha over the judged dimensions with its CI,
+    and each judge's spread over repeated runs."""
+    dims = judged_dimensions(records)
     cells = _judge_cells(records)
     judges = sorted({j for by in cells.values() for (_i, j) in by})
-    rows = _icc_rows(cells, judges, len(records))
-    per_session = [judge_means_from_events(r.events_of(JudgeEvent)) for r in records]
-    ux_dims = experience_dimensions()
-    items = [[s.get(d, math.nan) for d in ux_dims] for s in per_session if s]
-    alpha = cronbach_alpha(np.array(items)) if items else math.nan
-    rows.append([f"alpha across the {len(ux_dims)} UX dimensions", len(items), _r(alpha), None])
-    rows.append([f"CV protocol: {_protocol(records, cells)}", None, None, None])
-    for judge in judges:
-        cvs = [
-            coefficient_of_variation(v)
-            for by in cells.values()
-            for (_i, j), v in by.items()
-            if j == judge and len(v) >= 2
-        ]
-        rows.append([f"CV over judge runs: {judge}", len(cvs), _r(_mean(cvs)), None])
-    cols = ["statistic", "n", "value (ICC(2,1) / alpha / CV)", "ICC(2,k)"]
+    rows = _icc_rows(cells, dims, judges, len(records))
+    rows.append(_alpha_row(records, dims))
+    every = _judge_cells(records, every_run=True)
+    rows.append([f"run-to-run protocol: {_protocol(records, every)}", None, None, None, None])
+    rows += _spread_rows(every, judges)
+    cols = ["statistic", "n", "value (ICC(2,1) / alpha / mean std)", "ICC(2,k) / mean CV", "95% CI"]
     return _table("PrefIx: judge reliability", cols, rows)
 
 
@@ -213,21 +240,23 @@ NOT_RECORDED = "(not recorded)"
 
 def task_data_table(records: Sequence[SessionRecord]) -> Table:
     """Per setting (the settings a user holds), which task data its tasks came from, where
-    their coarse instructions came from and which rubric the judges ran, with the
-    sessions of each."""
-    counts: Counter[tuple[str, str, str, str]] = Counter()
+    their coarse instructions came from, which rubric the judges ran and how accuracy
+    matched calls, with the sessions of each."""
+    counts: Counter[tuple[str, ...]] = Counter()
     for r in records:
         if isinstance(r.outcome, PrefixOutcome):
+            accuracy = r.outcome.accuracy
             key = (
                 "+".join(r.outcome.settings),
                 r.outcome.task_data or NOT_RECORDED,
                 r.outcome.instruction_source or NOT_RECORDED,
                 r.outcome.rubric or NOT_RECORDED,
+                accuracy.matching if accuracy is not None else NOT_RECORDED,
             )
             counts[key] += 1
     rows: list[Row] = [[*key, n] for key, n in counts.items()]
-    cols = ["setting", "task data", "instructions", "judge rubric", "sessions"]
-    return _table("PrefIx: task data, instructions and judge rubric per setting", cols, rows)
+    cols = ["setting", "task data", "instructions", "judge rubric", "call matching", "sessions"]
+    return _table("PrefIx: task data, instructions, judge rubric and call matching", cols, rows)
 
 
 def report_tables(records: Sequence[SessionRecord]) -> list[Table]:

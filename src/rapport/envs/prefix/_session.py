@@ -18,8 +18,9 @@ from rapport.log import NoteEvent, SessionInfo, Speaker, StopReason, ToolCallEve
 
 from .._protocol import AgentRequest, Episode, SessionFailure, SessionLog
 from ._alignment import Step, align
-from ._checker import check_accuracy
+from ._checker import Matching, check_accuracy
 from ._coarsen import coarsen
+from ._dimension_judge import PAPER_TEMPERATURE, PAPER_WINDOW, DimensionJudge
 from ._executor import SafeExecutor
 from ._failures import FailurePlan
 from ._prompts import agent_instructions
@@ -82,6 +83,13 @@ class Plan:
     judge_chars: int | None = None
     """Characters of the transcript the judges read (None: the whole log, cut to
     `JUDGE_WINDOW` only when it is past a judge's context)."""
+    matching: Matching = "prefix"
+    """How accuracy matches calls: PrefIX's normalised strings or rapport's canonical."""
+    judging: str = "per_dimension"
+    """``per_dimension`` (the paper's: one call per dimension, head/tail window) or
+    ``all_at_once`` (ours: one call for every dimension)."""
+    judge_temperature: float = PAPER_TEMPERATURE
+    """Temperature of every per-dimension judge call."""
 
 
 class PrefixEpisode(Episode):
@@ -194,6 +202,20 @@ class PrefixEpisode(Episode):
         if self.dropped:
             return
         plan = self.plan
+        if plan.judging == "per_dimension":
+            per_dimension = DimensionJudge(
+                plan.rubric.dimensions,
+                plan.rubric.dimension_template(),
+                runs=plan.judge_repeats,
+                max_chars=plan.judge_chars or PAPER_WINDOW,
+                temperature=plan.judge_temperature,
+            )
+            persona = plan.rubric.persona(plan.settings)
+            key = plan.judge_key
+            self._record_judged(
+                log, await per_dimension.score(self.models, log.record.turns, persona, key=key)
+            )
+            return
         judge = MultiJudge(
             plan.rubric.dimensions,
             plan.rubric.instructions(plan.settings),
@@ -208,6 +230,15 @@ class PrefixEpisode(Episode):
                 )
             )
             result = await self._judged(judge, log, JUDGE_WINDOW)
+        self._record_judged(log, result)
+
+    @staticmethod
+    def _record_judged(log: SessionLog, result: JudgeResult) -> None:
+        """The judges' scores as events; a failed judge call fails the session.
+
+        Raises:
+            SessionFailure: a judge's call failed.
+        """
         for event in result.events():
             log.event(event)
         if result.errors:
@@ -232,7 +263,7 @@ class PrefixEpisode(Episode):
             return PrefixOutcome(
                 task_id=self.task.id, settings=names, dropped=self.dropped, **sources
             )
-        accuracy = check_accuracy(self.task, self.executor)
+        accuracy = check_accuracy(self.task, self.executor, self.plan.matching)
         alignment = [
             SettingAlignment(
                 setting=s.id, dimension=s.dimension, **align(s, self.timeline).model_dump()

@@ -1,6 +1,7 @@
 """A judge module in the layout of a PrefIX checkout's; every text in it is ours.
 
-rapport reads ``LIKERT_DEFINITIONS`` from it as literals and never runs it. Like the published
+rapport reads ``LIKERT_DEFINITIONS`` and the per-dimension prompt f-strings from it as
+literals and never runs it. Like the published
 module it declares the anchor dataclass and two result dataclasses (annotated fields, one
 with ``field(default_factory=...)``) before the table, annotates the table with
 ``typing.Dict``, and reads it again by subscript in a function after it.
@@ -109,3 +110,27 @@ TARGET_DIMS = [
 def _anchor_lines(dim_name: str) -> List[str]:  # noqa: UP006
     anchors = LIKERT_DEFINITIONS[dim_name]
     return [f"{n}: {getattr(anchors, f'anchor_{n}')}" for n in range(1, 6)]
+
+
+def _build_single_dimension_prompt(
+    persona: str,
+    persona_description: str,
+    persona_trajectory: str,
+    transcript_text: str,
+    dim_name: str,
+) -> str:
+    anchor_text = "\n".join(_anchor_lines(dim_name))
+    return f"""Fixture judge. Persona: {persona}
+About them: {persona_description}
+Hints: {persona_trajectory}
+Log:
+{transcript_text}
+Rate {dim_name} with:
+{anchor_text}
+Answer as JSON {{"dimension": "{dim_name}", "score": 0}}.
+"""
+
+
+def generate_judgment_with_openrouter(persona: str, transcript_text: str) -> str:
+    system_instruction = f"Fixture system line. For: {persona}"
+    return system_instruction + transcript_text
