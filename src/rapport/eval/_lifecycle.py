@@ -51,6 +51,60 @@ class UserTrack:
     """The memory version the user's next session starts from."""
 
 
+async def live_session(
+    track: UserTrack,
+    spec: SessionSpec,
+    *,
+    benchmark: Benchmark,
+    models: ModelRoles,
+    store: RunStore,
+    agent_factory: AgentFactory | None = None,
+) -> SessionRecord:
+    """Play one session of the track, snapshot its memory and commit both; the track moves
+    on to the memory version after it. Returns the record as committed.
+
+    Args:
+        track: the user and condition; it holds the memory version the session starts from.
+        spec: the session.
+        benchmark: the run's benchmark.
+        models: the run's model roles.
+        store: where the session is committed.
+        agent_factory: builds the agent under test (default: `Agent` on the ``agent`` role).
+    """
+    version = track.version
+    try:
+        record = await play_session(
+            benchmark,
+            spec,
+            track.user,
+            models=models,
+            memory=track.memory,
+            condition=track.condition,
+            ref=track.ref,
+            memory_version=version,
+            agent=agent_factory(models) if agent_factory else None,
+        )
+    except Exception as exc:
+        # play_session records every failure; this is the net under it.
+        record = bare_record(track.condition, track.user, spec, version)
+        record_failure(record, failure("runner", exc))
+    track.version = spec.index + 1
+    state = track.latest.state if track.latest is not None else MemoryState()
+    try:
+        state = track.memory.snapshot(track.ref)
+    except Exception as exc:
+        record_failure(record, failure("memory.snapshot", exc))
+    snapshot = MemoryVersion(
+        condition=track.condition.name,
+        user_id=track.user.id,
+        version=track.version,
+        state=state,
+    )
+    record = commit(store, record, snapshot)
+    track.latest = snapshot
+    return record
+
+
 async def play_session(
     benchmark: Benchmark,
     spec: SessionSpec,
