@@ -45,14 +45,18 @@ the paper's."""
 class PrimeOptions(MemoryOptions):
     """PRIME's settings (memory options from the config)."""
 
-    credit: Credit = "R2G"
+    credit: Credit | dict[str, Credit] | None = None
     """Credit assignment over an episode's turns: ``R2G`` (reward-to-go, gamma 0.8) or
-    ``Equalized`` (every turn the same weight: the key turns are the first ``key_turns``)."""
-    trajectory_reward: TrajectoryReward = "outcome"
-    """The reward an episode counts for (its zone, a poor outcome): ``outcome`` is 1 for a
-    solved episode and the gym's score otherwise (the paper's R(tau)); ``score`` takes the
-    gym's score; ``R2G`` discounts its turn rewards by gamma 0.8 from the first turn on
-    (an earlier default: a late success lands in the warning zone)."""
+    ``Equalized`` (every turn the same weight: the key turns are the first ``key_turns``).
+    None: the paper's per environment (App. D: R2G for turtle and function, Equalized for
+    intention and travel; `PAPER_CREDIT` says what the others use and why); one method
+    for every environment; or a mapping that overrides some environments'."""
+    trajectory_reward: TrajectoryReward = "score"
+    """The reward an episode counts for (its zone, a poor outcome): ``score`` the gym's
+    score in [0, 1] (the paper's R(tau): its worked examples give 1.00, 1.00, 0.76, 0.83,
+    0.25); ``outcome`` 1 for a solved episode, else the score; ``R2G`` its turn rewards
+    discounted by gamma 0.8 from the first turn on (a late success lands in the warning
+    zone)."""
     key_turns: int = Field(default=3, ge=1)
     reveal_hidden: bool = False
     """Show the distiller what a finished train episode kept hidden (the rule, the entity,
