@@ -108,31 +108,32 @@ class GymBenchmark(Benchmark):
         return specs
 
     def _eval_count(self, env: str, stream: int) -> int:
-        """A stream's eval episodes: with every test task once, its share of the test split
-        (tasks ``stream``, ``stream + streams``, ...), else ``eval_episodes``."""
-        if self.options.every_test_task and env in self.userrl:
-            return len(self.userrl[env].test[stream :: self.per_env])
+        """A stream's eval episodes: of UserRL's test split, its share of the tasks dealt
+        over the streams in the split's order (tasks ``stream``, ``stream + streams``, ...),
+        all of it or the first ``eval_episodes``; of rapport's own, ``eval_episodes``."""
+        if env in self.userrl:
+            share = len(self.userrl[env].test[stream :: self.per_env])
+            return (
+                share
+                if self.options.eval_episodes is None
+                else min(share, self.options.eval_episodes)
+            )
         return self.options.eval_episodes or EVAL_EPISODES
 
     def _userrl_task(self, task: GymTask, stream: int, k: int, seed: int) -> GymTask:
-        """The UserRL task of a stream's ``k``-th episode of a split. Eval with every test
-        task once: the split's tasks in its order, dealt over the streams. Otherwise the
-        split's tasks in a seeded order, streams taking consecutive runs of it (every
-        stream and episode another task until the split's are used up)."""
+        """The UserRL task of a stream's ``k``-th episode of a split. Eval: the test
+        split's tasks in its order, dealt over the streams (UserRL's evaluation plays each
+        once). Train: the split's tasks in a seeded order, streams taking consecutive runs
+        of it (every stream and episode another task until the split's are used up)."""
         pool = self.userrl[task.env].pool(task.split)
         if not pool:
             raise GymDataError(f"--gym-data: UserRL's {task.env} gym has no {task.split} tasks")
-        if task.split == "eval" and self.options.every_test_task:
+        if task.split == "eval":
             picked = pool[stream + k * self.per_env]
         else:
-            per_stream = (
-                self.options.train_episodes
-                if task.split == "train"
-                else self.options.eval_episodes or EVAL_EPISODES
-            )
             order = list(range(len(pool)))
             random.Random(f"{seed}:{task.env}:{task.split}").shuffle(order)
-            picked = pool[order[(stream * per_stream + k) % len(pool)]]
+            picked = pool[order[(stream * self.options.train_episodes + k) % len(pool)]]
         return task.model_copy(update={"task_id": picked["id"], "pool": len(pool)})
 
     def episode(

@@ -40,9 +40,10 @@ class GymOptions(BaseModel):
     """Episodes per stream (user) that build memory (not reported); the paper explores 100
     per environment (users x train_episodes; configs/prime-gyms.yaml runs that)."""
     eval_episodes: int | None = Field(default=None, ge=1, le=MAX_SESSIONS)
-    """Held-out episodes per stream, memory frozen (reported). None: with ``gym_data``,
-    every task of UserRL's test split once, in its order, dealt over the streams (UserRL's
-    evaluation); without it, 4."""
+    """Held-out episodes per stream, memory frozen (reported). With ``gym_data`` the tasks
+    of UserRL's test split are dealt over the streams in the split's order: None plays
+    each once (UserRL's evaluation), a number at most that many per stream (the first
+    ones). Without it, None is 4."""
     rounds: int = Field(default=5, ge=1, le=MAX_SESSIONS)
     """Train episodes are played in this many rounds (fewer when there are fewer train
     episodes): every stream's episodes of one round, under a condition, before any of the
@@ -145,9 +146,9 @@ def _eval_plan(config: ExperimentConfig) -> str:
     o = _options(config)
     if o.every_test_task:
         return "each test task once"
-    return f"{o.eval_episodes or EVAL_EPISODES} per stream" + (
-        " of UserRL's test tasks" if o.gym_data else " of rapport's own content"
-    )
+    if o.gym_data:
+        return f"the first {o.eval_episodes} test tasks per stream, once each"
+    return f"{o.eval_episodes or EVAL_EPISODES} per stream of rapport's own content"
 
 
 def _served(_paper: Any, value: Any) -> bool:
