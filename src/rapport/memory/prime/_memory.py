@@ -80,6 +80,10 @@ class PrimeOptions(MemoryOptions):
     0.6 (`PAPER_SIMILARITY`), set for another embedder's scale."""
     select_with_model: bool = True
     """False: take the top ``select_k`` candidates by similarity (no model call)."""
+    selector: Literal["agent", "memory"] = "agent"
+    """The model that selects among the candidates: ``agent``, the agent itself (§3.2:
+    PRIME asks the agent to select them, as tools); ``memory``, the memory role (§4.1
+    speaks of "the selection LLM")."""
     iterations: int | None = Field(default=None, ge=0)
     """At most this many evolution iterations (None: one per round; 0: distil only)."""
     prune_every: int = Field(default=2, ge=1)
@@ -252,14 +256,14 @@ class PrimeMemory(BaseMemory):
             return ""
         if self.settings.select_with_model:
             chosen, _how = await select(
-                self.models.get("memory"),
+                self.models.get(self.settings.selector),
                 candidates,
                 k=self.settings.select_k,
                 env=episode.env,
                 turn=turn,
                 horizon=episode.horizon,
                 stage=stage,
-                situation=situation,
+                conversation=conversation,
             )
         else:
             chosen = candidates[: self.settings.select_k]
