@@ -63,8 +63,15 @@ def shown(value: Any) -> str:
 def _cells(row: ProtocolRow) -> list[str]:
     d = row.as_dict()
     same = "same" if row.same else "differs"
-    return [d["setting"], shown(d["paper"]), d["source"], shown(d["ours"]), d["option"], same,
-            d["note"]]
+    return [
+        d["setting"],
+        shown(d["paper"]),
+        d["source"],
+        shown(d["ours"]),
+        d["option"],
+        same,
+        d["note"],
+    ]
 
 
 _HEAD = ["setting", "paper", "source", "ours", "option", "", "note"]

@@ -396,6 +396,9 @@ class PrimeMemory(BaseMemory):
                 e.retrievals += n
                 e.uses += 1
                 e.successes += summary.success
+                e.last_retrieved = iteration
+                if summary.success and summary.env not in e.success_envs:
+                    e.success_envs.append(summary.env)
                 e.poor_uses += reward <= 0.3
                 turns[exp_id] += n
                 episodes[exp_id] += 1
