@@ -259,8 +259,15 @@ def _credit(config: ExperimentConfig) -> dict[str, str]:
     return {env: table[env] for env in PRIME_CREDIT}
 
 
-def _prime(name: str, default: Any = None) -> Any:
-    return memory_option("prime", name, default)
+def _prime(name: str) -> Any:
+    """A PRIME option as a run lays it, its `PrimeOptions` default where none is given."""
+    layered = memory_option("prime", name, None)
+
+    def read(config: ExperimentConfig) -> Any:
+        value = layered(config)
+        return prime.PrimeOptions.model_fields[name].default if value is None else value
+
+    return read
 
 
 TRAINING: tuple[PaperSetting, ...] = (
@@ -294,7 +301,7 @@ TRAINING: tuple[PaperSetting, ...] = (
         "score",
         "Fig. 1, 6-9",
         "memory_options.prime.trajectory_reward",
-        _prime("trajectory_reward", "score"),
+        _prime("trajectory_reward"),
         "the gym's score in [0, 1]: 1.00, 1.00, 0.76, 0.83, 0.25 in the worked examples",
     ),
     PaperSetting(
@@ -302,7 +309,10 @@ TRAINING: tuple[PaperSetting, ...] = (
         "all",
         "Eq. 6-8",
         "memory_options.prime.distill_fields",
-        _prime("distill_fields", "all"),
+        _prime("distill_fields"),
+        "default lesson: the model writes the lesson, and situation, action and outcome "
+        "come from the log at the key turn (a small distiller gets them wrong); all: it "
+        "writes those and the preconditions; stage and turn range are set by code",
     ),
     PaperSetting(
         "distillation LLM",
@@ -314,7 +324,7 @@ TRAINING: tuple[PaperSetting, ...] = (
         matches=_served,
     ),
     PaperSetting(
-        "key turns K", 3, "Table 2", "memory_options.prime.key_turns", _prime("key_turns", 3)
+        "key turns K", 3, "Table 2", "memory_options.prime.key_turns", _prime("key_turns")
     ),
     PaperSetting("discount gamma", 0.8, "Table 2", "(fixed)", lambda c: prime.GAMMA),
     PaperSetting(
@@ -328,21 +338,21 @@ TRAINING: tuple[PaperSetting, ...] = (
         "stage boundaries", [0.25, 0.75], "Table 2", "(fixed)", lambda c: list(prime.STAGE_BOUNDS)
     ),
     PaperSetting(
-        "retrieval count k", 3, "Table 2", "memory_options.prime.select_k", _prime("select_k", 3)
+        "retrieval count k", 3, "Table 2", "memory_options.prime.select_k", _prime("select_k")
     ),
     PaperSetting(
         "candidates offered to selection",
         20,
         "§4.1",
         "memory_options.prime.max_candidates",
-        _prime("max_candidates", 20),
+        _prime("max_candidates"),
     ),
     PaperSetting(
         "similarity threshold",
         0.6,
         "Table 2",
         "memory_options.prime.min_similarity",
-        _prime("min_similarity", "paper"),
+        _prime("min_similarity"),
         "offline, MiniLM (384-d) takes 0.75, measured for its scale "
         "(benchmarks/prime_threshold.py); 0.6 is set for text-embedding-3-small",
         matches=lambda p, v: v in (p, "paper"),
@@ -352,9 +362,9 @@ TRAINING: tuple[PaperSetting, ...] = (
         "text-embedding-3-small",
         "Table 2",
         "memory_options.prime.embedder",
-        _prime("embedder", "auto"),
-        "embedder: openai/text-embedding-3-small calls any OpenAI-compatible /embeddings "
-        "endpoint (role 'embedder'); offline the default is MiniLM",
+        _prime("embedder"),
+        "not built: rapport has no OpenAI-compatible /embeddings client yet; the offline "
+        "default is MiniLM (all-MiniLM-L6-v2, 384-d), with its measured threshold 0.75",
         matches=lambda p, v: isinstance(v, str) and v.endswith(p),
     ),
     PaperSetting(
@@ -372,7 +382,7 @@ TRAINING: tuple[PaperSetting, ...] = (
         2,
         "Table 3",
         "memory_options.prime.prune_every",
-        _prime("prune_every", 2),
+        _prime("prune_every"),
     ),
     PaperSetting(
         "prune: usage threshold", 2, "Table 3", "(fixed)", lambda c: _EVOLVE.min_retrievals
