@@ -27,7 +27,7 @@ def test_small_is_registered_and_says_what_it_changes() -> None:
     assert registered_presets()["small"] == "rapport.envs.collab:SMALL_PRESET"
     small = get_preset("small")
     assert small is SMALL_PRESET and small.__doc__ == small.summary
-    assert small.benchmarks == ["collab", "collab-ablation"]
+    assert small.benchmarks == ["collab", "collab-ablation", "gym"]
 
 
 def test_a_preset_goes_under_the_options_a_run_gives() -> None:

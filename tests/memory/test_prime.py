@@ -7,6 +7,8 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rapport.envs import Condition
 from rapport.envs.gyms import GymBenchmark, GymOptions
 from rapport.eval import play_session
@@ -486,3 +488,41 @@ def test_the_threshold_is_measured_per_embedder_or_the_papers_by_name() -> None:
     paper = PrimeMemory(models, encoder=HashingEmbedder(), min_similarity="paper")
     assert paper.min_similarity == PAPER_SIMILARITY == 0.6
     assert PrimeMemory(models, encoder=HashingEmbedder(), min_similarity=0.8).min_similarity == 0.8
+
+
+@pytest.mark.parametrize("selector", ["agent", "memory"])
+async def test_the_selector_role_picks_seeing_the_conversation(selector: str) -> None:
+    lib = ExperienceLibrary()
+    for i in range(5):
+        lib.add(
+            Experience(
+                id=f"exp-{i}",
+                situation=f"case {i}",
+                action="ask",
+                outcome="ok",
+                lesson=f"lesson {i}",
+                stage="exploration",
+                zone="golden",
+                conditions=Conditions(envs=["function"]),
+            )
+        )
+    agent = ScriptedAPI(responder=lambda r: ToolCall(name="use_experience_2"), name="agent-model")
+    other = ScriptedAPI(responder=lambda r: ToolCall(name="use_experience_4"), name="memory-model")
+    memory = prime(ModelRoles({"agent": agent, "memory": other}), selector=selector)
+    memory.library = lib
+    from rapport.memory import SessionInfo
+
+    await memory.context(
+        UserRef(id="u"),
+        SessionInfo(index=0, benchmark="gym", task="function", horizon=16, split="eval"),
+    )
+    said = [
+        Message(role="user", content="case 3: f is hidden"),
+        Message(role="assistant", content="[action] 1 0 0 0"),
+    ]
+    text = await memory.recall(UserRef(id="u"), [*said, Message(role="user", content="f = 2")])
+    chosen, idle = (agent, other) if selector == "agent" else (other, agent)
+    assert len(chosen.requests) == 1 and not idle.requests
+    prompt = chosen.requests[0].messages[0].content
+    assert "agent: [action] 1 0 0 0\nuser: f = 2" in prompt and "turn 2 of 16" in prompt
+    assert text.count("\n- ") == 1, "the one candidate whose tool was called"

@@ -61,17 +61,17 @@ def test_the_r2g_trajectory_reward_is_discounted_like_reward_to_go() -> None:
     assert discounted_return([]) == 0.0
 
 
-def test_the_zone_follows_the_outcome_even_for_a_success_at_the_last_turn() -> None:
-    # solved with the 16th and last allowed move: the paper's R(tau) = 1, golden
+def test_the_zone_follows_the_gyms_score_whenever_it_was_earned() -> None:
+    # solved with the 16th and last allowed move, scoring 0.8: R(tau) is the score, golden
     late = [0.0] * 15 + [0.8]
-    assert trajectory_reward(late, score=0.8, success=True) == 1.0
+    assert trajectory_reward(late, score=0.8, success=True) == 0.8
     assert zone_of(trajectory_reward(late, score=0.8, success=True)) == "golden"
-    # not solved: the gym's score, whenever it was earned
     assert trajectory_reward(late, score=0.5, success=False) == 0.5
     assert zone_of(trajectory_reward([0.0] * 16, score=0.0)) == "warning"
-    # the earlier default discounted it from the first turn: 0.8 * 0.8^15, a warning
+    # discounted from the first turn: 0.8 * 0.8^15, a warning
     assert zone_of(trajectory_reward(late, 0.8, "R2G", success=True)) == "warning"
-    assert trajectory_reward(late, 0.8, "score", success=True) == 0.8
+    # ``outcome`` counts a solved episode as 1
+    assert trajectory_reward(late, 0.8, "outcome", success=True) == 1.0
     # credit still goes to the turns by reward-to-go: the last turns are the key ones
     assert key_turns(late) == [13, 14, 15]
 

@@ -14,6 +14,7 @@ from rapport.memory.prime import (
     EvolutionSettings,
     Experience,
     ExperienceLibrary,
+    complementary,
     draw_operations,
     evolve_once,
     meta_temperature,
@@ -61,10 +62,34 @@ def test_mutation_fires_at_p_010_on_experiences_used_before_poor_outcomes() -> N
     assert within(share, 0.10, 20_000), share
 
 
+TWO_ENVS = ["telepathy", "function"]
+
+
 def test_generalization_fires_at_p_005_on_reliable_experiences() -> None:
-    lib = library([exp(i, uses=10, successes=8) for i in range(100)])
+    lib = library([exp(i, uses=10, successes=8, success_envs=TWO_ENVS) for i in range(100)])
     share = fired_share(lib, "generalization", 100, 200)
     assert within(share, 0.05, 20_000), share
+
+
+def test_generalization_needs_success_in_more_than_one_environment() -> None:
+    lib = library([exp(i, uses=10, successes=9, success_envs=["telepathy"]) for i in range(50)])
+    assert fired_share(lib, "generalization", 50, 50) == 0
+
+
+def test_crossover_pairs_overlapping_situations_with_different_insights() -> None:
+    def pair(**b: object) -> bool:
+        a = exp(1, situation="the user named a city and a budget", lesson="Ask about dates.")
+        other: dict[str, object] = {
+            "situation": "the user named a budget and a city",
+            "lesson": "Ask about hotels first.",
+            "stage": "exploration",
+        }
+        return complementary(a, exp(2, **{**other, **b}))
+
+    assert pair(), "same zone, overlapping situations, another lesson"
+    assert not pair(lesson="Ask about dates."), "the same insight"
+    assert not pair(conditions=Conditions(envs=["function"])), "no shared environment"
+    assert not pair(situation="nothing was said yet"), "another stage, no overlap"
 
 
 def test_crossover_fires_at_p_002_on_complementary_pairs() -> None:
@@ -91,9 +116,10 @@ def test_meta_temperature_anneals_from_1_to_01_over_5_iterations() -> None:
 def test_pruning_rules_by_hand() -> None:
     lib = library(
         [
-            exp(1, retrievals=5, uses=5, successes=4, created_iteration=1),  # kept
+            exp(1, retrievals=5, uses=5, successes=4, created_iteration=1, last_retrieved=4),
             exp(2, retrievals=1, uses=1, successes=1, created_iteration=1),  # retrieved once
-            exp(3, retrievals=6, uses=5, successes=1, created_iteration=2),  # 20% solved
+            exp(3, retrievals=6, uses=5, successes=1, created_iteration=2, last_retrieved=3),
+            exp(7, retrievals=5, uses=5, successes=5, created_iteration=1, last_retrieved=2),
             exp(4, retrievals=0, created_iteration=4),  # made this iteration: not judged yet
             exp(5, retrievals=0, uses=0, superseded_by="exp-9"),  # inactive: kept for lineage
             exp(6, retrievals=2, uses=1, successes=0, created_iteration=3),  # 0% solved
@@ -104,6 +130,7 @@ def test_pruning_rules_by_hand() -> None:
         "exp-2": "retrieved 1 time over rounds 2-4 (< 2)",
         "exp-3": "solved 1 of the 5 episodes that retrieved it over rounds 3-4 (20% < 30%)",
         "exp-6": "solved 0 of the 1 episodes that retrieved it over round 4 (0% < 30%)",
+        "exp-7": "not retrieved in the last 2 rounds' episodes",
     }
 
 
@@ -220,7 +247,7 @@ async def test_evolve_once_replaces_a_mutated_experience_and_records_both_sides(
 
 
 async def test_generalization_opens_the_experience_to_any_environment() -> None:
-    lib = library([exp(i, uses=10, successes=9) for i in range(200)])
+    lib = library([exp(i, uses=10, successes=9, success_envs=TWO_ENVS) for i in range(200)])
     model = ModelRoles({"all": ScriptedAPI(responder=_rewriter)}).get("memory")
     result = await evolve_once(lib, model, random.Random(3), EvolutionSettings())
     children = [lib.experiences[i] for i in result.added]

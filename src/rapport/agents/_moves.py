@@ -57,10 +57,22 @@ def parse_action(message: str) -> Action:
     name = " ".join(chosen.group(1).lower().split())
     kind = _SYNONYMS.get(name, name)
     text = message[chosen.end() : later[0] if later else len(message)]
-    text = text.lstrip(" \t:*_`-").strip()
+    text = _unmarked(text)
     if kind in SINGLE_LINE:
         text = text.split("\n", 1)[0].strip()
     return Action(kind=kind, text=text.strip("`\"'*").strip())  # type: ignore[arg-type]
+
+
+_SIGNED = re.compile(r"-\.?\d")
+
+
+def _unmarked(text: str) -> str:
+    """The move's text without the colon or markup before it; a dash that signs a number
+    (``[answer] -16``) stays."""
+    text = text.lstrip(" \t:*_`")
+    while text.startswith("-") and not _SIGNED.match(text):
+        text = text[1:].lstrip(" \t:*_`")
+    return text.strip()
 
 
 def _starts_line(message: str, index: int) -> bool:

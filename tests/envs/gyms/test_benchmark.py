@@ -122,7 +122,7 @@ async def _telepathy_episode(
 
 
 async def test_an_episode_records_turns_rewards_and_scores() -> None:
-    bench, record = await _telepathy_episode(_agent)
+    bench, record = await _telepathy_episode(_agent, repeat_retries=2)
     assert [t.speaker for t in record.turns] == ["user"] + ["agent", "user"] * 3
     assert [e.turn for e in record.events_of(RewardEvent)] == [1, 3, 5]
     assert bench.score(record) == {"reward": 0.0, "success": 0.0}

@@ -124,31 +124,40 @@ def test_function_queries_the_rule_and_a_right_answer_scores_one() -> None:
     assert gym.secrets() == ["a * b + c - d", "f(2, 3, 4, 1)"]
 
 
-async def test_telepathy_user_model_answers_and_a_right_guess_scores_one() -> None:
+async def test_telepathy_the_judge_decides_every_guess_and_the_user_every_question() -> None:
     task = {"id": "Violin", "title": "Violin", "category": "instrument", "opening": ""}
     task["target"] = "Violin - a four-string instrument played with a bow"
-    api, user = _user({"reply": "no"}, {"correct": False}, {"correct": True})
+    api, user = _user({"reply": "no"}, {"correct": False}, {"reply": "yes"}, {"correct": True})
     gym = make_userrl_gym("telepathy", task, horizon=16, split="eval")
     gym.reset(0)
     asked = await gym.astep("[action] Is it made of metal?", user)
     assert asked.observation == "no"
     assert "Violin - a four-string" in api.requests[0].messages[0].content
-    wrong = await gym.astep("[answer] a cello", user)
-    assert not wrong.done and wrong.reward == 0.0
+    named = await gym.astep("[answer] It is not the Violin", user)
+    assert not named.done and named.reward == 0.0, "naming the title is not enough: the judge"
+    untagged = await gym.astep("Is it played with a bow?", user)
+    assert untagged.observation == "yes" and api.requests[2].messages[-1].content.startswith("Is")
     right = await gym.astep("[answer] the fiddle", user)
     assert right.done and right.reward == 1.0 and gym.trajectory_reward == 1.0
-    gym.reset(1)
+    assert len(api.requests) == 4
+
+
+async def test_telepathy_lenient_reading_decides_a_named_title_by_code() -> None:
+    task = {"id": "V", "title": "Violin", "category": "", "opening": "", "target": "Violin"}
+    api, user = _user()
+    gym = make_userrl_gym("telepathy", task, horizon=16, split="eval", moves="lenient")
+    gym.reset(0)
     question = await gym.astep("[answer] Is it made of wood?", user)
     assert not question.done, "a question is not a guess (decided by code)"
-    by_code = await gym.astep("[answer] I think it is the violin.", user)
-    assert by_code.done and gym.trajectory_reward == 1.0 and len(api.requests) == 3
+    by_code = await gym.astep("Answer: I think it is the violin.", user)
+    assert by_code.done and gym.trajectory_reward == 1.0 and not api.requests
 
 
 async def test_telepathy_discounted_guess_score_is_an_option() -> None:
     task = {"id": "V", "title": "Violin", "category": "", "opening": "", "target": "Violin"}
     gym = make_userrl_gym("telepathy", task, horizon=4, split="eval", guess_score="discounted")
     gym.reset(0)
-    _, user = _user({"reply": "yes"})
+    _, user = _user({"reply": "yes"}, {"correct": True})
     await gym.astep("[action] Does it make music?", user)
     await gym.astep("[answer] Violin", user)
     assert gym.trajectory_reward == pytest.approx(1 - 0.5 * 1 / 4)
@@ -175,8 +184,28 @@ async def test_turtle_grades_each_criterion_and_rewards_the_gain() -> None:
         "Of the 2 points that count, your story gets 1 right and 1 in part."
     )
     second = await gym.astep("[answer] The flood lifted a float tied to the rope.", user)
-    assert second.reward == pytest.approx(0.2) and second.done
+    assert second.reward == pytest.approx(0.2) and second.done, "a sum of 1.0 ends it"
     assert "1. water rang it" in api.requests[1].messages[0].content
+    assert gym.trajectory_reward == pytest.approx(1.0) and gym.gym_score == pytest.approx(1.0)
+
+
+async def test_turtle_ends_at_one_as_userrl_sums_the_weights() -> None:
+    weights = [0.7, 0.2, 0.1]  # 0.7 + 0.2 + 0.1 == 0.9999999999999999 in floats
+    task = {
+        "id": "t",
+        "title": "T",
+        "surface": "s",
+        "bottom": "b",
+        "criteria": [{"statement": f"point {w}", "weight": w} for w in weights],
+    }
+    _, user = _user({"scores": [1.0, 1.0, 1.0]}, {"scores": [0.9, 0.0, 0.0]})
+    gym = make_userrl_gym("turtle", task, horizon=16, split="eval")
+    gym.reset(0)
+    almost = await gym.astep("[answer] All of it.", user)
+    assert not almost.done, "UserRL's sum falls short of 1.0 by a float's width"
+    assert almost.reward == 0.7 + 0.2 + 0.1
+    again = await gym.astep("[answer] Some of it.", user)
+    assert again.reward == 0.0 and not again.done, "a weaker answer earns nothing"
 
 
 async def test_intention_rewards_the_most_important_detail_less_a_cost_per_extra() -> None:
@@ -197,14 +226,32 @@ async def test_intention_rewards_the_most_important_detail_less_a_cost_per_extra
     )
     gym = make_userrl_gym("intention", task, horizon=16, split="train")
     gym.reset(0)
-    most = 1.0 + 0.7 + 0.4
     both = await gym.astep("[action] How many guests, and any diets?", user)
-    assert both.reward == pytest.approx((1.0 - 0.2) / most) and not both.done
+    assert both.reward == 1.0 - 0.2 and not both.done, "UserRL's float, not divided by a total"
     assert both.observation == "Four of us, all vegetarian."
     assert (await gym.astep("[action] Do you like the sun?", user)).reward == 0.0
-    last = await gym.astep("[action] What budget?", user)  # detail 1 of those still open
-    assert last.reward == pytest.approx(0.4 / most) and last.done
-    assert gym.trajectory_reward == pytest.approx(1.2 / most)
+    last = await gym.astep("What budget?", user)  # untagged: the user still answers
+    assert last.reward == 0.4 and last.done
+    assert gym.trajectory_reward == pytest.approx(1.2), "the sum, uncapped"
+    assert gym.gym_score == 1.0 and gym.success, "every detail uncovered"
+
+
+async def test_intention_sums_past_one_and_finish_ends_it_in_any_case() -> None:
+    task = {
+        "id": "i",
+        "task": "Plan a trip.",
+        "category": "Travel",
+        "details": [{"description": d, "importance": 3, "options": []} for d in "abcdef"],
+    }
+    replies = [{"reply": "ok", "covered": [1]} for _ in range(5)]
+    api, user = _user(*replies)
+    gym = make_userrl_gym("intention", task, horizon=16, split="eval")
+    gym.reset(0)
+    for move in ["[action] a?", "[search] b", "[answer] c", "d?", " [action] e?"]:
+        assert (await gym.astep(move, user)).reward == 1.0
+    end = await gym.astep("  [FINISH]", user)
+    assert end.done and end.reward == 0.0 and len(api.requests) == 5
+    assert gym.trajectory_reward == 5.0 and gym.gym_score == pytest.approx(5 / 6)
 
 
 async def test_persuade_rewards_levels_moved_toward_disagreement() -> None:
@@ -216,11 +263,13 @@ async def test_persuade_rewards_levels_moved_toward_disagreement() -> None:
     )
     gym = make_userrl_gym("persuade", task, horizon=16, split="train")
     gym.reset(0)
-    assert (await gym.astep("[action] Studies say otherwise.", user)).reward == pytest.approx(2 / 6)
-    assert (await gym.astep("[action] It costs sleep.", user)).reward == 0.0
-    last = await gym.astep("[action] And play matters.", user)
-    # 5 levels earn 5/6, but the turn rewards sum to the score, which stops at 1
-    assert last.done and last.reward == pytest.approx(4 / 6) and gym.trajectory_reward == 1.0
+    first = await gym.astep("[action] Studies say otherwise.", user)
+    assert first.reward == 0.333333, "UserRL rounds levels / 6 to 6 places"
+    assert (await gym.astep("It costs sleep.", user)).reward == 0.0  # untagged: answered
+    last = await gym.astep("[search] play matters", user)
+    assert last.done and last.reward == 0.833333
+    assert gym.trajectory_reward == pytest.approx(0.333333 + 0.833333), "the sum, uncapped"
+    assert gym.gym_score == 1.0
 
 
 def test_sessions_spread_the_split_tasks_over_streams_and_episodes(userrl_checkout: Path) -> None:

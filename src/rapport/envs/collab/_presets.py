@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .._presets import Preset
+from ..gyms import SMALL_OPTIONS as _GYM_SMALL_OPTIONS
 
 _SMALL_OPTIONS = {
     "session": "guarded",
@@ -25,8 +26,13 @@ _SMALL_MEMORY = {
 SMALL_PRESET = Preset(
     name="small",
     summary="Small embedded models: a code-guarded user with a short window, checkers "
-    "deciding enforcement, code grading, an agent length rule, capped reflection notes.",
-    options={"collab": _SMALL_OPTIONS, "collab-ablation": _SMALL_OPTIONS},
+    "deciding enforcement, code grading, an agent length rule, capped reflection notes; "
+    "in the gyms, a lenient move reader, repeated moves asked again, 200-token moves.",
+    options={
+        "collab": _SMALL_OPTIONS,
+        "collab-ablation": _SMALL_OPTIONS,
+        "gym": _GYM_SMALL_OPTIONS,
+    },
     memory_options={"collab": _SMALL_MEMORY, "collab-ablation": _SMALL_MEMORY},
 )
 """``--preset small`` (what ``rapport demo`` and the embedded-model tests run)."""

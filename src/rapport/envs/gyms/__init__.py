@@ -5,10 +5,11 @@ Moves: ``[action] <text>``, ``[search] <query>``, ``[answer] <text>``, ``[finish
 
 from rapport.agents import SINGLE_LINE, ActionKind
 
-from ._benchmark import GymBenchmark, GymOptions
+from ._benchmark import GymBenchmark
 from ._core import HORIZON, Action, Gym, Step, parse_action
 from ._function import FunctionGym
 from ._intention import IntentionGym
+from ._options import PAPER_PROTOCOL, SMALL_OPTIONS, GymOptions
 from ._persuade import PersuadeGym
 from ._policy import condense_policy
 from ._registry import GYMS, UnknownGymError, gymnasium_env, make_gym
@@ -27,12 +28,15 @@ from ._travel import TravelGym
 from ._turtle import TurtleGym
 from ._types import GymOutcome, GymTask
 from ._userrl import USERRL_GYMS, GymDataError, LoadedGym, load_userrl, userrl_summary
-from ._userrl_gyms import USERRL_PLAYERS, UserRLGym, make_userrl_gym
+from ._userrl_gyms import MoveReading, UserRLGym, userrl_move
+from ._userrl_players import USERRL_PLAYERS, make_userrl_gym
 
 __all__ = [
     "GYMS",
     "HORIZON",
+    "PAPER_PROTOCOL",
     "SINGLE_LINE",
+    "SMALL_OPTIONS",
     "USERRL_GYMS",
     "USERRL_PLAYERS",
     "Action",
@@ -46,6 +50,7 @@ __all__ = [
     "GymTask",
     "IntentionGym",
     "LoadedGym",
+    "MoveReading",
     "PersuadeGym",
     "SearchGym",
     "Step",
@@ -67,5 +72,6 @@ __all__ = [
     "report_tables",
     "reward_table",
     "tasks_table",
+    "userrl_move",
     "userrl_summary",
 ]

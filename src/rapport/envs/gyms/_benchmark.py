@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from typing import Any, ClassVar
 
 from rapport.llm import GenerateConfig, Message, ModelOutput, ModelRoles, derive_seed
 from rapport.log import (
-    MAX_SESSIONS,
     Condition,
     ExperimentConfig,
     RewardEvent,
@@ -21,99 +18,20 @@ from rapport.log import (
     UserSpec,
 )
 
-from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog, paper_data
-from ._core import EASY_HORIZON, HORIZON, AnswerRule, Gym
-from ._registry import ANSWERED, EASY, GYMS, make_gym
+from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog
+from ._core import Gym
+from ._options import (
+    EVAL_EPISODES,
+    EVAL_TEMPERATURE,
+    EXPLORE_TEMPERATURE,
+    PAPER_PROTOCOL,
+    GymOptions,
+)
+from ._registry import ANSWERED, EASY, make_gym
 from ._report import report_tables
-from ._telepathy import GuessScore
 from ._types import GymOutcome, GymTask
 from ._userrl import GymDataError, LoadedGym, load_userrl
-from ._userrl_gyms import make_userrl_gym
-
-
-class GymOptions(BaseModel):
-    """Options of the gym benchmark (CLI values arrive as strings; unknown names are refused)."""
-
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-
-    env: list[str] = Field(default_factory=lambda: ["function", "telepathy"], min_length=1)
-    """Gyms to run, comma separated: function, telepathy, turtle, intention, travel, ..."""
-    train_episodes: int = Field(default=4, ge=0, le=MAX_SESSIONS)
-    """Episodes per user that build memory (not reported)."""
-    eval_episodes: int = Field(default=4, ge=1, le=MAX_SESSIONS)
-    """Held-out episodes per user, memory frozen (reported)."""
-    rounds: int = Field(default=5, ge=1, le=MAX_SESSIONS)
-    """Train episodes are played in this many rounds (fewer when there are fewer train
-    episodes): every stream's episodes of one round, under a condition, before any of the
-    next, and eval episodes after all of them. A memory its users share (PRIME) distils and
-    evolves once per round."""
-    difficulty: Literal["normal", "easy"] = "normal"
-    """``easy``: function, telepathy, turtle and intention draw easier episodes (see
-    docs/gyms.md) with a default horizon of 8; the other gyms play as normal."""
-    horizon: int | None = Field(default=None, ge=1, le=64)
-    """Agent turns per episode (default 16, 8 at ``difficulty: easy``)."""
-    recall_in: Literal["system", "turn"] = "system"
-    """Where a turn's retrieved memory goes: ``system`` (into the system prompt, with the
-    memory's context) or ``turn`` (a system message after the conversation, the agent's
-    default). The embedded 1.5B model answered at once on 6 of 6 function episodes with
-    the note after the conversation, and queried first on 5 of 6 with it in the system
-    prompt."""
-    repeat_retries: int = Field(default=2, ge=0, le=100)
-    """Ask the agent again (temperature 0.8, seeded) when its move repeats an ``[action]`` or
-    ``[search]`` it already made this episode, up to this many times per turn (0: never):
-    a small model decoding greedily otherwise loops on one move until the turns run out."""
-    move_tokens: int = Field(default=200, ge=16, le=2000)
-    """Tokens the agent may generate per move: a move takes one line, and a small model
-    that goes on to imagine the reply spends the rest (its first move counts)."""
-    answers: AnswerRule = "retry"
-    """FunctionGym and TurtleGym: ``retry`` (UserRL's rule): an answer short of solving the
-    episode does not end it, and each answer is rewarded with its gain over the best so far;
-    ``once``: the first answer ends the episode (TelepathyGym always goes on after a wrong
-    guess)."""
-    telepathy_score: GuessScore = "userrl"
-    """TelepathyGym: what a right guess scores: ``userrl`` 1.0 (UserRL's rule);
-    ``discounted`` ``1 - 0.5 * questions / horizon``."""
-    policy_chars: int = Field(default=1500, ge=0)
-    """TauGym: characters of the condensed domain policy shown to the agent (0: none)."""
-    gym_data: str | None = Field(
-        default=None, json_schema_extra=paper_data("UserRL's published tasks, --gym-data CHECKOUT")
-    )
-    """A UserRL checkout: play its published tasks (train episodes from its train split,
-    eval episodes from its test split) under its scoring rules, the ``user`` model playing
-    the user, instead of rapport's own content (function, telepathy, turtle, intention,
-    persuade; see docs/gyms.md)."""
-
-    @property
-    def turns(self) -> int:
-        """The horizon episodes are played at."""
-        if self.horizon is not None:
-            return self.horizon
-        return EASY_HORIZON if self.difficulty == "easy" else HORIZON
-
-    def round_of(self, k: int) -> int:
-        """The round train episode ``k`` (from 0) of a stream is played in."""
-        return k * min(self.rounds, self.train_episodes) // self.train_episodes
-
-    @model_validator(mode="after")
-    def _gym_data_plays_userrl_tasks(self) -> GymOptions:
-        if self.gym_data is not None and self.difficulty != "normal":
-            raise ValueError("difficulty easy draws rapport's own episodes: not with gym_data")
-        return self
-
-    @field_validator("env", mode="before")
-    @classmethod
-    def _split_env(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            return value  # the field's own type check says what is wrong
-        unknown = [v for v in value if v not in GYMS]
-        if unknown:
-            raise ValueError(f"unknown gym {unknown[0]!r} (known: {', '.join(GYMS)})")
-        repeated = sorted({v for v in value if value.count(v) > 1})
-        if repeated:
-            raise ValueError(f"gym {repeated[0]!r} is listed twice")
-        return value
+from ._userrl_players import make_userrl_gym
 
 
 class GymBenchmark(Benchmark):
@@ -125,12 +43,15 @@ class GymBenchmark(Benchmark):
     metrics = ("reward", "success")
     produces = (GymOutcome,)
     roles = ("user", "judge")
+    paper_protocol = PAPER_PROTOCOL
 
     def __init__(self, options: GymOptions | None = None, seed: int = 0) -> None:
         self.options = options or GymOptions()
         self.seed = seed
         self.streams = 0
         """How many streams `users` made (each round's train episodes over all of them)."""
+        self.per_env = 1
+        """Streams per environment (`users`' ``n``): how a test split is dealt out."""
         self.userrl: dict[str, LoadedGym] = {}
         """UserRL's tasks per gym (``gym_data``, read here: a checkout that cannot be read
         raises `GymDataError`, a ``ValueError``, before a run writes anything), else empty."""
@@ -153,7 +74,7 @@ class GymBenchmark(Benchmark):
             for env in self.options.env
             for i in range(n)
         ]
-        self.streams = len(users)
+        self.streams, self.per_env = len(users), n
         return users
 
     def sessions(self, user: UserSpec, n: int, seed: int) -> list[SessionSpec]:
@@ -163,16 +84,16 @@ class GymBenchmark(Benchmark):
         ``n`` is ignored: the episode counts come from the options.
         """
         env = user.attributes["env"]
+        stream = int(user.attributes["stream"])
         options = self.options
         plan = [("train", k, options.round_of(k)) for k in range(options.train_episodes)]
-        rounds = min(options.rounds, options.train_episodes)
-        plan += [("eval", k, rounds) for k in range(options.eval_episodes)]
+        plan += [("eval", k, options.round_count) for k in range(self._eval_count(env, stream))]
         specs = []
         for index, (split, k, phase) in enumerate(plan):
             episode = derive_seed(seed, f"{user.id}:{split}:{k}")
             task = GymTask(env=env, split=split, episode_seed=episode)
             if env in self.userrl:
-                task = self._userrl_task(task, user.attributes["stream"], k, seed)
+                task = self._userrl_task(task, stream, k, seed)
             specs.append(
                 SessionSpec(
                     id=f"{env}:{split}:{episode}",
@@ -186,19 +107,33 @@ class GymBenchmark(Benchmark):
             )
         return specs
 
+    def _eval_count(self, env: str, stream: int) -> int:
+        """A stream's eval episodes: of UserRL's test split, its share of the tasks dealt
+        over the streams in the split's order (tasks ``stream``, ``stream + streams``, ...),
+        all of it or the first ``eval_episodes``; of rapport's own, ``eval_episodes``."""
+        if env in self.userrl:
+            share = len(self.userrl[env].test[stream :: self.per_env])
+            return (
+                share
+                if self.options.eval_episodes is None
+                else min(share, self.options.eval_episodes)
+            )
+        return self.options.eval_episodes or EVAL_EPISODES
+
     def _userrl_task(self, task: GymTask, stream: int, k: int, seed: int) -> GymTask:
-        """The UserRL task of a stream's ``k``-th episode of a split: the split's tasks in
-        a seeded order, streams taking consecutive runs of it (every stream and episode
-        another task until the split's are used up)."""
+        """The UserRL task of a stream's ``k``-th episode of a split. Eval: the test
+        split's tasks in its order, dealt over the streams (UserRL's evaluation plays each
+        once). Train: the split's tasks in a seeded order, streams taking consecutive runs
+        of it (every stream and episode another task until the split's are used up)."""
         pool = self.userrl[task.env].pool(task.split)
         if not pool:
             raise GymDataError(f"--gym-data: UserRL's {task.env} gym has no {task.split} tasks")
-        per_stream = (
-            self.options.train_episodes if task.split == "train" else self.options.eval_episodes
-        )
-        order = list(range(len(pool)))
-        random.Random(f"{seed}:{task.env}:{task.split}").shuffle(order)
-        picked = pool[order[(stream * per_stream + k) % len(pool)]]
+        if task.split == "eval":
+            picked = pool[stream + k * self.per_env]
+        else:
+            order = list(range(len(pool)))
+            random.Random(f"{seed}:{task.env}:{task.split}").shuffle(order)
+            picked = pool[order[(stream * self.options.train_episodes + k) % len(pool)]]
         return task.model_copy(update={"task_id": picked["id"], "pool": len(pool)})
 
     def episode(
@@ -233,6 +168,7 @@ class GymBenchmark(Benchmark):
             split=task.split,
             answers=self.options.answers,
             guess_score=self.options.telepathy_score,
+            moves=self.options.moves,
         )
 
     def _round(self, spec: SessionSpec) -> dict[str, int]:
@@ -241,8 +177,7 @@ class GymBenchmark(Benchmark):
         ``round_episodes``, the train episodes of its round over every stream (when `users`
         made them)."""
         options = self.options
-        rounds = min(options.rounds, options.train_episodes)
-        out = {"round": spec.phase, "rounds": rounds}
+        out = {"round": spec.phase, "rounds": options.round_count}
         if spec.split == "train" and self.streams:
             per_stream = sum(
                 options.round_of(k) == spec.phase for k in range(options.train_episodes)
@@ -263,7 +198,8 @@ class GymBenchmark(Benchmark):
         return options
 
     def score(self, record: SessionRecord) -> dict[str, float]:
-        """``reward``: the trajectory reward in [0, 1]; ``success``: 1 if solved."""
+        """``reward``: the episode's score (UserRL's: the sum of its turn rewards; in
+        [0, 1] but for intention and persuade); ``success``: 1 if solved."""
         outcome = record.outcome
         if not isinstance(outcome, GymOutcome):
             return {"reward": 0.0, "success": 0.0}
@@ -334,6 +270,7 @@ class GymEpisode(Episode):
         return GymOutcome(
             env=gym.name,
             trajectory_reward=gym.trajectory_reward,
+            score=gym.gym_score,
             success=gym.success,
             turns_used=gym.turn,
             horizon=gym.horizon,
@@ -353,9 +290,11 @@ def _sampling(explore: bool, episode_seed: int, turn: int, tokens: int) -> Gener
     """Train episodes explore at temperature 1.0, each episode and turn with its own seed
     (the same prompt in two episodes must not replay one sample); eval decodes greedily."""
     if not explore:
-        return GenerateConfig(temperature=0.0, max_tokens=tokens)
+        return GenerateConfig(temperature=EVAL_TEMPERATURE, max_tokens=tokens)
     return GenerateConfig(
-        temperature=1.0, max_tokens=tokens, seed=derive_seed(episode_seed, f"turn:{turn}")
+        temperature=EXPLORE_TEMPERATURE,
+        max_tokens=tokens,
+        seed=derive_seed(episode_seed, f"turn:{turn}"),
     )
 
 

@@ -72,6 +72,9 @@ class Gym:
     """The difficulties the gym draws episodes at."""
     solved_at: ClassVar[float] = 1.0
     """The answer score that ends an episode under the ``retry`` answer rule."""
+    coaching: bool = True
+    """Whether a reply notes a repeated move and, in the last turns, the turns left (UserRL's
+    environments say neither: off where a gym plays its tasks as UserRL does)."""
 
     def __init__(
         self,
@@ -143,7 +146,12 @@ class Gym:
 
     @property
     def trajectory_reward(self) -> float:
-        """The episode's score in [0, 1] (final once ``done``)."""
+        """The episode's reported score (final once ``done``): here its score in [0, 1]."""
+        return self.score
+
+    @property
+    def gym_score(self) -> float:
+        """The episode's score in [0, 1] (what PRIME's R(tau) reads; see `GymOutcome`)."""
         return self.score
 
     @property
@@ -229,7 +237,8 @@ class Gym:
             self._on_timeout()
         self.done = self.done or step.done
         if not self.done:
-            step.observation += self._repeat_notice() + self.reminder()
+            notes = self._repeat_notice() + self.reminder()  # the notice records the move
+            step.observation += notes if self.coaching else ""
         self.rewards.append(step.reward)
         step.info.setdefault("turn", self.turn - 1)
         return step

@@ -29,6 +29,11 @@ class GymOutcome(BaseOutcome):
     kind: Literal["gym"] = "gym"
     env: str
     trajectory_reward: float = 0.0
+    """The episode's score as reported: UserRL's, the sum of its turn rewards (above 1 in
+    IntentionGym and PersuadeGym, whose sums are uncapped)."""
+    score: float | None = None
+    """The episode's score in [0, 1] (what PRIME's R(tau) reads: the best answer's score,
+    the share of details uncovered, the best stance's score); None: ``trajectory_reward``."""
     success: bool = False
     turns_used: int = 0
     horizon: int = 16
@@ -60,7 +65,7 @@ class GymOutcome(BaseOutcome):
         """The episode as PRIME reads it."""
         return EpisodeSummary(
             env=self.env,
-            score=self.trajectory_reward,
+            score=self.trajectory_reward if self.score is None else self.score,
             success=self.success,
             horizon=self.horizon,
             hidden=self.hidden if isinstance(self.hidden, dict) else None,

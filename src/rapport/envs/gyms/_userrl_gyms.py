@@ -1,19 +1,25 @@
-"""UserRL's published tasks played under UserRL's scoring rules, with the ``user`` model
-playing the user (`load_userrl` reads the tasks; the prompts are ours).
+"""UserRL's published tasks played under UserRL's rules, with the ``user`` model playing
+the user (`load_userrl` reads the tasks; the prompts are ours).
 
-Per gym, what the ``user`` model does and what a turn earns (an episode's score is the sum
-of its turn rewards, at most 1):
+A move is read as UserRL's environments read the string they are stepped with (``moves:
+userrl``, the default): the message must start with its tag (``[action]``, ``[search]``,
+``[answer]``, ``[finish]``, lower case; FunctionGym and IntentionGym strip the message
+first, the others do not), and what follows is the move's text. ``moves: lenient`` (the
+``small`` preset) reads it with `rapport.agents.parse_action` (any case, labels, synonyms)
+and notes repeated moves and the turns left in the replies.
+An episode's score is UserRL's: the sum of its turn rewards (``trajectory_reward``); its
+score in [0, 1] (``gym_score``) is what PRIME's R(tau) reads.
+
+Per gym, what the ``user`` model does and what a turn earns:
 
 - function: no model (f is computed from the task's rule); 1 for the right value at the
-  test input.
-- telepathy: answers yes / no / maybe; the ``judge`` (else the ``user``) decides a guess
-  code cannot; 1 for the right guess.
+  test input (``float()`` of the answer, within 1e-6).
+- telepathy: answers every move but ``[answer]`` and ``[finish]`` yes / no / maybe; the
+  ``judge`` (else the ``user``) decides every guess; 1 for the right guess.
 - turtle: answers yes / no / maybe; the ``judge`` (else the ``user``) grades each of the
-  task's criteria 0 / 0.5 / 1; an answer earns its weighted grade's gain over the best.
-- intention: answers and says which hidden details a question asked about; 1.0 / 0.7 / 0.4
-  by the most important, less 0.2 per further detail, over the most the task allows.
-- persuade: replies and states a stance on a 7-point scale; the levels moved toward
-  disagreement / 6.
+  task's criteria 0 / 0.5 / 1; an answer earns its weighted sum's gain over the best, and
+  a sum of 1.0 ends the episode (UserRL's evaluation; its environment's default is 0.9).
+- intention and persuade: see `rapport.envs.gyms._userrl_talk`.
 """
 
 from __future__ import annotations
@@ -24,16 +30,34 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from rapport.agents import Action
 from rapport.llm import GenerateConfig, Message, Model
 
 from ._content import render
-from ._core import AnswerRule, Gym, Step, normalize
+from ._core import Gym, Step, normalize
 from ._rational import RuleError, evaluate_rule
 from ._telepathy import GuessScore
 from ._userrl import Task
 
 USER_TOKENS = 300
 """Tokens the user model may write per reply."""
+
+MoveReading = Literal["userrl", "lenient"]
+"""How an agent message is read as a move (see the module's docstring)."""
+
+_TAGS = ("action", "search", "answer", "finish")
+
+
+def userrl_move(message: str, *, strip: bool) -> Action:
+    """A message read as UserRL's environments read the string they are stepped with: the
+    move whose tag the message starts with (after stripping it, where ``strip``), its text
+    the rest, stripped; ``invalid`` when it starts with none."""
+    said = message.strip() if strip else message
+    for kind in _TAGS:
+        tag = f"[{kind}]"
+        if said.startswith(tag):
+            return Action(kind=kind, text=said[len(tag) :].strip())  # type: ignore[arg-type]
+    return Action(kind="invalid", text=said)
 
 
 class YesNo(BaseModel):
@@ -48,48 +72,39 @@ class Verdict(BaseModel):
     correct: bool
 
 
-class IntentionReply(BaseModel):
-    """The user's answer, and which hidden details (by number) the question asked about."""
-
-    reply: str = Field(max_length=600)
-    covered: list[int] = Field(default_factory=list, max_length=10)
-
-
-STANCES = (
-    "strongly agree",
-    "agree",
-    "partly agree",
-    "neutral",
-    "partly disagree",
-    "disagree",
-    "strongly disagree",
-)
-
-
-class PersuadeReply(BaseModel):
-    """The user's reply to an argument and their stance after it."""
-
-    reply: str = Field(max_length=800)
-    stance: Literal[
-        "strongly agree",
-        "agree",
-        "partly agree",
-        "neutral",
-        "partly disagree",
-        "disagree",
-        "strongly disagree",
-    ]
-
-
 class UserRLGym(Gym):
-    """A gym that plays one UserRL task (given whole; the seed does not choose it)."""
+    """A gym that plays one UserRL task (given whole; the seed does not choose it).
 
-    def __init__(self, task: Task, **options: Any) -> None:
+    Args:
+        task: the task as `load_userrl` reads it.
+        moves: ``userrl`` (UserRL's reading, no coaching notes) or ``lenient``.
+        **options: `Gym` options.
+    """
+
+    strips: ClassVar[bool] = False
+    """Whether UserRL's environment strips the message before reading its tag."""
+
+    def __init__(self, task: Task, *, moves: MoveReading = "userrl", **options: Any) -> None:
         super().__init__(**options)
         self.task = task
+        self.reading: MoveReading = moves
+        self.coaching = moves == "lenient"
 
     def hidden(self) -> dict[str, Any]:
         return dict(self.task)
+
+    def parse(self, message: str) -> Action:
+        """The move as UserRL reads it (``moves: userrl``), else as `Gym.parse` does."""
+        if self.reading == "lenient":
+            return super().parse(message)
+        action = userrl_move(message, strip=self.strips)
+        self._pending = action
+        return action
+
+    @property
+    def trajectory_reward(self) -> float:
+        """UserRL's episode score: the sum of the turn rewards, in turn order."""
+        return sum(self.rewards)
 
     async def _ask(self, model: Model, schema: type[BaseModel], messages: list[Message]) -> Any:
         out = await model.generate(
@@ -99,14 +114,17 @@ class UserRLGym(Gym):
 
 
 class UserRLFunctionGym(UserRLGym):
-    """UserRL's FunctionGym: query f with four integers, fetch the test input with
+    """UserRL's FunctionGym: query f with four numbers, fetch the test input with
     ``[search] test``, answer f at it; a right answer scores 1 and ends the episode."""
 
     name: ClassVar[str] = "function"
     instructions: ClassVar[str] = (
-        "A hidden function f(a, b, c, d) combines four numbers with +, -, *, / and powers. "
-        "Query it with `[action] a b c d` (four integers) to see its value. Get the test "
-        "input with `[search] test`, then give f at the test input with `[answer] <number>`."
+        "You are solving a function discovery puzzle: a hidden function f(a, b, c, d) maps "
+        "four numbers to one. `[action] a b c d` tells you f at those four numbers, "
+        "`[search] test` gives the test input, and `[answer] <number>` submits f at the "
+        "test input. Strategy: probe one variable at a time (e.g. 1 0 0 0) to see what "
+        "each contributes, check your rule on a new input, then answer. Goal: the value "
+        "of f at the test input."
     )
     examples: ClassVar[dict[str, str]] = {
         "action": "[action] 1 2 3 4",
@@ -114,6 +132,7 @@ class UserRLFunctionGym(UserRLGym):
         "answer": "[answer] 42",
     }
     talks: ClassVar[bool] = False
+    strips: ClassVar[bool] = True
 
     def _start(self) -> str:
         return "The hidden function is ready. Query it, then answer for the test input."
@@ -123,7 +142,9 @@ class UserRLFunctionGym(UserRLGym):
         return [self.task["rule"], f"f({_inputs(self.task['test_case'])})"]
 
     def _act(self, text: str) -> Step:
-        numbers = _numbers(text)
+        if not text:
+            return Step("Give four numbers after [action].")
+        numbers = _numbers(text) if self.reading == "lenient" else _userrl_numbers(text)
         if len(numbers) != 4:
             return Step("Give exactly four numbers, e.g. `[action] 1 2 3 4`.")
         if numbers == self.task["test_case"]:
@@ -140,26 +161,43 @@ class UserRLFunctionGym(UserRLGym):
         return Step(f"Test input: {_inputs(self.task['test_case'])}")
 
     def _answer(self, text: str) -> Step:
-        numbers = _numbers(text)
-        if len(numbers) != 1:
+        value = self._answered(text)
+        if value is None:
             return Step("Answer with one number, e.g. `[answer] 42`.")
-        right = abs(numbers[0] - self.task["expected"]) <= 1e-6
+        right = abs(value - self.task["expected"]) <= 1e-6
         reply = "Correct!" if right else "That is not f at the test input. Keep trying."
         return self._graded(1.0 if right else 0.0, reply, {"correct": right})
+
+    def _answered(self, text: str) -> float | None:
+        """The number an answer gives: UserRL's ``float()`` of the whole text (``-16``,
+        ``-1.6e+01``); under ``moves: lenient`` the one number in it."""
+        if self.reading == "lenient":
+            numbers = _numbers(text)
+            return numbers[0] if len(numbers) == 1 else None
+        try:
+            return float(text) if text else None
+        except ValueError:
+            return None
 
 
 class UserRLTelepathyGym(UserRLGym):
     """UserRL's TelepathyGym: the user model answers yes / no / maybe about the entity the
-    task names; a guess is right when it names the entity's title (by code), wrong when it
-    is a question that does not, and else as the ``judge`` (else the ``user``) model says.
-    A right guess scores 1 (``guess_score: discounted``: less 0.5 x questions / horizon); a
-    wrong one lets the episode go on."""
+    task names; the ``judge`` (else the ``user``) model decides every ``[answer]``. A right
+    guess scores 1 (``guess_score: discounted``: less 0.5 x questions / horizon) and ends
+    the episode; a wrong one lets it go on.
+
+    Under ``moves: userrl`` every move but ``[answer]`` and ``[finish]`` (an untagged one
+    too) is a question, as in UserRL; under ``lenient`` a guess that names the title is
+    right without the judge, and a move other than ``[action]`` is refused."""
 
     name: ClassVar[str] = "telepathy"
     instructions: ClassVar[str] = (
-        "The user is thinking of something (a person, a thing, a place, an event ...). Ask "
-        "yes/no questions with `[action] <question>`; the user answers yes, no or maybe. "
-        "Guess with `[answer] <name>`."
+        "You are playing 20 Questions: the user is thinking of something (a person, a "
+        "thing, a place, an event ...). Ask a yes/no question with `[action] <question>`; "
+        "the user answers yes, no or maybe. Guess with `[answer] <name>`. Strategy: split "
+        "the possibilities in half with each question, from broad categories (person, "
+        "place or thing; living or not) down to the one. Goal: name it in as few "
+        "questions as you can."
     )
     examples: ClassVar[dict[str, str]] = {
         "action": "[action] Is it a living thing?",
@@ -192,20 +230,30 @@ class UserRLTelepathyGym(UserRLGym):
         score = 1.0
         if self.guess_score == "discounted":
             score = max(0.0, 1.0 - 0.5 * self.questions / self.horizon)
-        self.score = score
-        return Step("Yes, that is it!", score, True, {"correct": True})
+        reward = max(0.0, score - self.score)
+        self.score = max(self.score, score)
+        return Step("Yes, that is it!", reward, True, {"correct": True})
 
     def by_code(self, guess: str) -> bool | None:
-        """A guess code can decide: right when it names the title (whole words), wrong
-        when it is a question that does not; None otherwise (the judge decides)."""
+        """A guess code can decide under ``moves: lenient``: right when it names the
+        title (whole words), wrong when it is a question that does not; None otherwise
+        (the judge decides). Under ``moves: userrl`` always None."""
+        if self.reading == "userrl":
+            return None
         said, title = f" {normalize(guess)} ", f" {normalize(self.task['title'])} "
         if title in said:
             return True
         return False if guess.rstrip().endswith("?") else None
 
+    def _asks(self, action: Action) -> bool:
+        """Whether the user model answers this move as a question."""
+        if self.reading == "userrl":
+            return action.kind not in {"answer", "finish"}
+        return action.kind == "action"
+
     async def astep(self, message: str, model: Model | None = None) -> Step:
         action = self.parse(message)
-        if model is None or self.done or action.kind not in {"action", "answer"}:
+        if model is None or self.done or not (action.kind == "answer" or self._asks(action)):
             return self.step(message)
         if action.kind == "answer":
             decided = self.by_code(action.text)
@@ -222,21 +270,25 @@ class UserRLTelepathyGym(UserRLGym):
 
 class UserRLTurtleGym(UserRLGym):
     """UserRL's TurtleGym: the user model hosts the puzzle (yes / no / maybe); an
-    explanation is graded per criterion of the task (0, 0.5 or 1, weighted by the task).
-    Each explanation earns its gain over the best so far; one graded 0.9 or more ends the
-    episode (UserRL's default bar)."""
+    explanation is graded per criterion of the task (0, 0.5 or 1) and scores the sum of
+    the criteria's weights times their grades, added in order as UserRL adds them. Each
+    explanation earns its gain over the best so far; one that scores 1.0 or more ends the
+    episode (UserRL's evaluation sets 1.0)."""
 
     name: ClassVar[str] = "turtle"
     instructions: ClassVar[str] = (
-        "Solve a lateral-thinking puzzle. Ask yes/no questions with `[action] <question>`; "
-        "the host answers yes, no or maybe. Give your full explanation of what really "
-        "happened with `[answer] <story>`."
+        "You are playing a lateral thinking puzzle: a strange short story hides what really "
+        "happened. Ask a yes/no question with `[action] <question>`; the host answers yes, "
+        "no or maybe. Give your explanation of the whole story with `[answer] <story>`. "
+        "Strategy: find what is odd in the story, form a guess about it and test it with "
+        "pointed yes/no questions, ruling things out until one story is left. Goal: "
+        "explain what really happened."
     )
     examples: ClassVar[dict[str, str]] = {
         "action": "[action] Was anyone else in the room?",
         "answer": "[answer] The man was blind, and when the lights failed he knew that ...",
     }
-    solved_at: ClassVar[float] = 0.9
+    solved_at: ClassVar[float] = 1.0
 
     def _start(self) -> str:
         return f"Puzzle ({self.task['title']}): {self.task['surface']}"
@@ -249,23 +301,28 @@ class UserRLTurtleGym(UserRLGym):
 
     def _scored(self, grades: list[float]) -> Step:
         criteria = self.task["criteria"]
-        score = min(1.0, sum(c["weight"] * g for c, g in zip(criteria, grades, strict=True)))
+        score = 0.0
+        for c, g in zip(criteria, grades, strict=True):
+            score += c["weight"] * g  # in order, unclipped: UserRL's float sum
         full, part = sum(g == 1.0 for g in grades), sum(g == 0.5 for g in grades)
         reply = f"Of the {len(criteria)} points that count, your story gets {full} right" + (
             f" and {part} in part." if part else "."
         )
-        step = self._graded(score, reply, {"grades": grades})
+        step = self._graded(score, reply, {"grades": grades, "score": score})
+        step.reward = min(1.0, step.reward)
         if not step.done:
             step.observation += " Ask more, then explain again."
         return step
 
     async def astep(self, message: str, model: Model | None = None) -> Step:
         action = self.parse(message)
-        judge = self.judge or model
-        if self.done or model is None or action.kind not in {"action", "answer"}:
+        asks = action.kind not in {"answer", "finish"}
+        if self.reading == "lenient":
+            asks = action.kind == "action"
+        if self.done or model is None or not (action.kind == "answer" or asks):
             return self.step(message)
-        task = self.task
-        if action.kind == "answer" and judge is not None:
+        task, judge = self.task, self.judge or model
+        if action.kind == "answer":
             points = "\n".join(f"{i + 1}. {c['statement']}" for i, c in enumerate(task["criteria"]))
             prompt = render(
                 "userrl_turtle_grade",
@@ -280,159 +337,6 @@ class UserRLTurtleGym(UserRLGym):
         prompt = render("userrl_turtle_host", surface=task["surface"], bottom=task["bottom"])
         reply = await self._ask(model, YesNo, _chat(prompt, action.text))
         return self._finish_step(Step(reply.reply, info={"simulated": True}))
-
-
-IMPORTANCE_REWARD = {3: 1.0, 2: 0.7, 1: 0.4}
-"""UserRL's IntentionGym: a question's reward by the most important detail it uncovers."""
-MULTI_DETAIL_PENALTY = 0.2
-"""UserRL's IntentionGym: less this per further detail one question uncovers."""
-
-
-class UserRLIntentionGym(UserRLGym):
-    """UserRL's IntentionGym: a vague request with hidden details; the user model answers
-    each question and says which details it asked about. The episode ends when every detail
-    is out (or at ``[finish]``)."""
-
-    name: ClassVar[str] = "intention"
-    instructions: ClassVar[str] = (
-        "The user's request is vague. Ask one clarifying question per turn with "
-        "`[action] <question>` to learn the details they left out; ask about one detail at "
-        "a time. Send `[finish]` when you know what they need."
-    )
-    examples: ClassVar[dict[str, str]] = {
-        "action": "[action] Which city are you flying from?",
-        "finish": "[finish]",
-    }
-    final_move: ClassVar[str] = "finish"
-
-    def _start(self) -> str:
-        self.open = list(range(len(self.task["details"])))
-        self.history: list[tuple[str, str]] = []
-        self.most = sum(IMPORTANCE_REWARD.get(d["importance"], 0.4) for d in self.task["details"])
-        return f"({self.task['category']}) {self.task['task']}"
-
-    def _act(self, text: str) -> Step:
-        return Step("I am not sure what you mean.")  # only the user model knows
-
-    def uncovered(self, numbers: list[int]) -> Step | None:
-        """The reward for the open details (by their number in the prompt, from 1) a
-        question asked about; None when it asked about none."""
-        picked = sorted({self.open[n - 1] for n in numbers if 1 <= n <= len(self.open)})
-        if not picked:
-            return None
-        details = self.task["details"]
-        best = max(IMPORTANCE_REWARD.get(details[i]["importance"], 0.4) for i in picked)
-        raw = max(0.0, best - MULTI_DETAIL_PENALTY * (len(picked) - 1))
-        self.open = [i for i in self.open if i not in picked]
-        reward = raw / self.most if self.most else 0.0
-        self.score = min(1.0, self.score + reward)
-        return Step("", reward, not self.open, {"uncovered": picked})
-
-    async def astep(self, message: str, model: Model | None = None) -> Step:
-        action = self.parse(message)
-        if self.done or model is None or action.kind != "action":
-            return self.step(message)
-        details = self.task["details"]
-        listed = "\n".join(
-            f"{n}. {details[i]['description']}"
-            + (f" (options: {', '.join(details[i]['options'])})" if details[i]["options"] else "")
-            for n, i in enumerate(self.open, start=1)
-        )
-        prompt = render(
-            "userrl_intention_user",
-            task=self.task["task"],
-            details=listed or "(none left)",
-        )
-        reply = await self._ask(model, IntentionReply, _chat(prompt, action.text, self.history))
-        self.history.append((action.text, reply.reply))
-        step = self.uncovered(reply.covered) or Step("")
-        step.observation = reply.reply or "..."
-        return self._finish_step(step)
-
-
-class UserRLPersuadeGym(UserRLGym):
-    """UserRL's PersuadeGym: the user model holds the task's claim (strongly agree) and
-    states a stance on a 7-point scale after each argument; an argument earns the levels
-    it moved them toward disagreement / 6. Strongly disagree ends the episode."""
-
-    name: ClassVar[str] = "persuade"
-    instructions: ClassVar[str] = (
-        "The person holds the claim below. Persuade them to reject it: make one argument "
-        "per turn with `[action] <argument>` and answer their objections. Send `[finish]` "
-        "when done."
-    )
-    examples: ClassVar[dict[str, str]] = {
-        "action": "[action] The evidence you cite is ten years old; newer studies show ...",
-        "finish": "[finish]",
-    }
-    final_move: ClassVar[str] = "finish"
-
-    def _start(self) -> str:
-        self.stance = 0
-        self.history: list[tuple[str, str]] = []
-        return (
-            f"Claim: {self.task['claim']}\nPerson: I strongly agree with this. "
-            f"{self.task['argument']}"
-        )
-
-    def _act(self, text: str) -> Step:
-        return Step(f"I still {STANCES[self.stance]}.")  # only the user model moves
-
-    def moved_to(self, stance: str) -> Step:
-        """The step for a stance the person states after an argument."""
-        new = STANCES.index(stance)
-        levels = new - self.stance
-        self.stance = new
-        reward = min(1.0, levels / 6) if levels > 0 else 0.0
-        reward = min(reward, 1.0 - self.score)
-        self.score += reward
-        return Step("", reward, new == len(STANCES) - 1, {"stance": stance})
-
-    async def astep(self, message: str, model: Model | None = None) -> Step:
-        action = self.parse(message)
-        if self.done or model is None or action.kind not in {"action", "answer"}:
-            return self.step(message)
-        prompt = render(
-            "userrl_persuade_user",
-            claim=self.task["claim"],
-            argument=self.task["argument"],
-            stance=STANCES[self.stance],
-            stances=", ".join(STANCES),
-        )
-        reply = await self._ask(model, PersuadeReply, _chat(prompt, action.text, self.history))
-        self.history.append((action.text, reply.reply))
-        step = self.moved_to(reply.stance)
-        step.observation = f"{reply.reply} (I {reply.stance}.)"
-        return self._finish_step(step)
-
-
-USERRL_PLAYERS: dict[str, type[UserRLGym]] = {
-    "function": UserRLFunctionGym,
-    "telepathy": UserRLTelepathyGym,
-    "turtle": UserRLTurtleGym,
-    "intention": UserRLIntentionGym,
-    "persuade": UserRLPersuadeGym,
-}
-"""The gyms that play UserRL's tasks, by name."""
-
-
-def make_userrl_gym(
-    env: str,
-    task: Task,
-    *,
-    horizon: int,
-    split: str,
-    answers: AnswerRule = "retry",
-    guess_score: GuessScore = "userrl",
-) -> UserRLGym:
-    """The gym that plays a UserRL task of ``env`` (``answers`` for function and turtle,
-    ``guess_score`` for telepathy)."""
-    options: dict[str, Any] = {"horizon": horizon, "split": split}
-    if env in {"function", "turtle"}:
-        options["answers"] = answers
-    if env == "telepathy":
-        options["guess_score"] = guess_score
-    return USERRL_PLAYERS[env](task, **options)
 
 
 def _chat(system: str, said: str, history: list[tuple[str, str]] | None = None) -> list[Message]:
@@ -462,11 +366,17 @@ def _half(grade: float) -> float:
     return round(grade * 2) / 2
 
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_USERRL_NUMBER = re.compile(r"-?\d+\.?\d*")
+"""FunctionGym's pattern for the numbers of an ``[action]``."""
 
 
 def _numbers(text: str) -> list[float]:
     return [float(m) for m in _NUMBER.findall(text)]
+
+
+def _userrl_numbers(text: str) -> list[float]:
+    return [float(m) for m in _USERRL_NUMBER.findall(text) if m]
 
 
 def _number(value: float) -> str:

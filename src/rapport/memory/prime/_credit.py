@@ -8,14 +8,58 @@ Stage = Literal["exploration", "verification", "completion"]
 Zone = Literal["golden", "warning", "preference"]
 Credit = Literal["R2G", "Equalized"]
 """``R2G``: each turn's discounted reward-to-go; ``Equalized``: every turn the same weight."""
-TrajectoryReward = Literal["outcome", "R2G", "score"]
+TrajectoryReward = Literal["score", "outcome", "R2G"]
 """What an episode's reward R(tau) is (it sets the zone and counts a poor outcome):
-``outcome``: 1 for a solved episode, else the gym's score (the paper's); ``score``: the
+``score``: the gym's score in [0, 1] (the paper's: its worked examples, Fig. 1 and 6-9,
+give 1.00, 1.00, 0.76, 0.83 and 0.25); ``outcome``: 1 for a solved episode, else the
 gym's score; ``R2G``: the turn rewards discounted from the first turn on (a success at a
 late turn counts for little: 0.8**15 at turn 16)."""
 
 GAMMA = 0.8
+"""Discount of reward-to-go (App. D, Table 2)."""
 TOP_K = 3
+"""Key turns per trajectory (Table 2)."""
+GOLDEN_AT = 0.7
+"""R(tau) at or above which an experience is golden (Table 2)."""
+WARNING_AT = 0.3
+"""R(tau) at or below which an experience is a warning (Table 2)."""
+STAGE_BOUNDS = (0.25, 0.75)
+"""Where exploration ends and completion begins, as shares of the horizon (Table 2)."""
+
+PAPER_CREDIT: dict[str, Credit] = {
+    "turtle": "R2G",
+    "function": "R2G",
+    "intention": "Equalized",
+    "travel": "Equalized",
+    "telepathy": "R2G",
+    "persuade": "R2G",
+    "search": "R2G",
+    "tau": "R2G",
+}
+"""Credit assignment per environment. App. D names four: R2G where turns depend on the
+ones before (TurtleGym, FunctionGym), Equalized where information is gathered in parallel
+(IntentionGym, TravelGym). The others follow the same rule: a TelepathyGym question
+narrows what the last ones left, a PersuadeGym argument moves a stance the earlier ones
+moved, SearchGym and TauGym chain searches and tool calls: R2G."""
+DEFAULT_CREDIT: Credit = "R2G"
+"""Credit for an environment the table does not name."""
+
+
+def credit_table(given: Credit | dict[str, Credit] | None = None) -> dict[str, Credit]:
+    """The credit method per environment: `PAPER_CREDIT`, with ``given`` over it (one
+    method for every environment, or some environments' own)."""
+    if given is None:
+        return dict(PAPER_CREDIT)
+    if isinstance(given, str):
+        return dict.fromkeys(PAPER_CREDIT, given)
+    return {**PAPER_CREDIT, **given}
+
+
+def credit_for(env: str, given: Credit | dict[str, Credit] | None = None) -> Credit:
+    """The credit method of one environment (see `credit_table`)."""
+    if isinstance(given, str):
+        return given
+    return credit_table(given).get(env, DEFAULT_CREDIT)
 
 
 def reward_to_go(rewards: list[float], gamma: float = GAMMA) -> list[float]:
@@ -35,14 +79,14 @@ def discounted_return(rewards: list[float], gamma: float = GAMMA) -> float:
 def trajectory_reward(
     rewards: list[float],
     score: float,
-    how: TrajectoryReward = "outcome",
+    how: TrajectoryReward = "score",
     gamma: float = GAMMA,
     *,
     success: bool = False,
 ) -> float:
     """The reward an episode counts for in PRIME (its zone and the poor-outcome count), in
-    [0, 1]: by default its outcome (1 when ``success``, else the gym's ``score``); the gym's
-    ``score``; or the discounted return of its turn rewards (``R2G``). Reward-to-go credits
+    [0, 1]: by default the gym's ``score``; its outcome (1 when ``success``, else the
+    score); or the discounted return of its turn rewards (``R2G``). Reward-to-go credits
     turns (`key_turns`), whatever sets the zone."""
     if how == "R2G":
         value = discounted_return(rewards, gamma)
@@ -114,17 +158,17 @@ def _spread(n: int, k: int) -> list[int]:
 def stage_of(turn: int, horizon: int) -> Stage:
     """First 25% of the horizon: exploration; last 25%: completion; between: verification."""
     position = turn / horizon
-    if position < 0.25:
+    if position < STAGE_BOUNDS[0]:
         return "exploration"
-    if position >= 0.75:
+    if position >= STAGE_BOUNDS[1]:
         return "completion"
     return "verification"
 
 
 def zone_of(trajectory_reward: float) -> Zone:
     """>= 0.7 golden (do this), <= 0.3 warning (avoid this), between: preference."""
-    if trajectory_reward >= 0.7:
+    if trajectory_reward >= GOLDEN_AT:
         return "golden"
-    if trajectory_reward <= 0.3:
+    if trajectory_reward <= WARNING_AT:
         return "warning"
     return "preference"

@@ -15,6 +15,7 @@ from ._credit import (
     Credit,
     TrajectoryReward,
     anchor_turn,
+    credit_for,
     key_turns,
     stage_of,
     trajectory_reward,
@@ -375,12 +376,12 @@ async def distill(
     *,
     library_id: str,
     iteration: int,
-    credit: Credit = "R2G",
+    credit: Credit | dict[str, Credit] | None = None,
     k: int = 3,
     reveal_hidden: bool = False,
     fields: Fields = "lesson",
     refine: bool = True,
-    reward_of: TrajectoryReward = "outcome",
+    reward_of: TrajectoryReward = "score",
 ) -> Distilled:
     """One experience from one episode, from its key turns and the stage of the one with
     the most credit: generate, verify, refine (key turns, stage, zone and conditions by
@@ -404,8 +405,9 @@ async def distill(
     rewards = [s.reward for s in steps]
     score = episode_outcome.score
     reward = trajectory_reward(rewards, score, reward_of, success=episode_outcome.success)
-    keys = key_turns(rewards, trajectory_reward=reward, method=credit, k=k)
-    anchor = anchor_turn(rewards, keys, method=credit)
+    method = credit_for(episode_outcome.env, credit)
+    keys = key_turns(rewards, trajectory_reward=reward, method=method, k=k)
+    anchor = anchor_turn(rewards, keys, method=method)
     zone = zone_of(reward)
     env, horizon = episode_outcome.env, episode_outcome.horizon
     stage = stage_of(steps[anchor].turn, horizon)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -45,6 +46,13 @@ class EvolutionSettings:
     min_success: float = 0.3
     general_success: float = 0.7
     max_pairs: int = 200
+    min_overlap: float = 0.2
+    """Word overlap of two situations that counts as situational overlap for crossover
+    when their stages differ."""
+    stale_after: int = 2
+    """Pruning also drops an experience no episode retrieved in the last this many
+    iterations' rounds (Fig. 5: "not retrieved in last N episodes"; N is the episodes of
+    the last pruning interval)."""
     keep_log_fields: bool = False
     """A mutation rewrites only the lesson, keeping the situation, action and outcome the
     log wrote (PRIME's ``distill_fields: lesson``); generalization and crossover write new
@@ -73,21 +81,44 @@ def can_mutate(e: Experience) -> bool:
 
 
 def can_generalize(e: Experience, s: EvolutionSettings) -> bool:
-    """Succeeds in >= 0.7 of its uses and still tied to specific environments."""
+    """Succeeds in >= 0.7 of its uses, in more than one environment (Fig. 5: "succeeds
+    across multiple environments"), and is still tied to specific environments."""
     return (
         e.active
         and e.uses > 0
         and e.success_rate >= s.general_success
+        and len(set(e.success_envs)) > 1
         and ANY_ENV not in e.conditions.envs
     )
 
 
-def complementary(a: Experience, b: Experience) -> bool:
-    """Same stage, shared environment, different zone: each says what the other lacks."""
+_WORD = re.compile(r"[a-z]{3,}")
+_COMMON = frozenset({"the", "and", "you", "for", "with", "that", "this", "has", "have", "are"})
+
+
+def _situation_words(e: Experience) -> set[str]:
+    text = " ".join([e.situation, *e.conditions.preconditions]).lower()
+    return set(_WORD.findall(text)) - _COMMON
+
+
+def overlap(a: Experience, b: Experience) -> float:
+    """How much two experiences' situations (and preconditions) share: the Jaccard index
+    of their content words."""
+    x, y = _situation_words(a), _situation_words(b)
+    return len(x & y) / len(x | y) if x | y else 0.0
+
+
+def complementary(a: Experience, b: Experience, s: EvolutionSettings | None = None) -> bool:
+    """A crossover pair (Table 3, Fig. 5): a shared environment, situations that overlap
+    (the same stage, or ``min_overlap`` of their words), and different insights (another
+    zone, or a lesson that says something else)."""
+    at_least = (s or EvolutionSettings()).min_overlap
     shared = set(a.conditions.envs) & set(b.conditions.envs) or ANY_ENV in (
         a.conditions.envs + b.conditions.envs
     )
-    return a.stage == b.stage and a.zone != b.zone and bool(shared)
+    overlapping = a.stage == b.stage or overlap(a, b) >= at_least
+    different = a.zone != b.zone or not same_lesson(a.lesson, b.lesson)
+    return bool(shared) and overlapping and different
 
 
 def evolution_rng(seed: int, iteration: int) -> random.Random:
@@ -106,7 +137,9 @@ def draw_operations(
             ops.append(Operation("mutation", (e.id,)))
         if can_generalize(e, s) and rng.random() < s.p_generalization:
             ops.append(Operation("generalization", (e.id,)))
-    pairs = [(a, b) for i, a in enumerate(active) for b in active[i + 1 :] if complementary(a, b)]
+    pairs = [
+        (a, b) for i, a in enumerate(active) for b in active[i + 1 :] if complementary(a, b, s)
+    ]
     rng.shuffle(pairs)
     ops += [
         Operation("crossover", (a.id, b.id))
@@ -131,7 +164,10 @@ def prune_ids(library: ExperienceLibrary, s: EvolutionSettings) -> dict[str, str
         if last < first:
             continue  # made this iteration: it has not been offered yet
         rounds = f"round {first}" if first == last else f"rounds {first}-{last}"
-        if e.retrievals < s.min_retrievals:
+        seen = e.created_iteration if e.last_retrieved is None else e.last_retrieved
+        if last - seen >= s.stale_after and e.retrievals >= s.min_retrievals:
+            out[e.id] = f"not retrieved in the last {last - seen} rounds' episodes"
+        elif e.retrievals < s.min_retrievals:
             if s.prune_basis == "offers" and e.offers < s.min_offers:
                 continue  # not offered often enough to judge
             out[e.id] = _few_retrievals(e, s, rounds)

@@ -78,6 +78,11 @@ class Experience(BaseModel):
     """Of those, episodes the gym counts as solved."""
     poor_uses: int = 0
     """Of those, episodes with a poor outcome (reward <= 0.3): candidates for mutation."""
+    success_envs: list[str] = Field(default_factory=list)
+    """The environments of the successful episodes that retrieved it (generalization
+    needs more than one: Fig. 5, "succeeds across multiple environments")."""
+    last_retrieved: int | None = None
+    """The iteration whose round's episodes last retrieved it (None: never)."""
     created_iteration: int = 0
     """The iteration (cycle) it was made in: distilled from that round's episodes, or
     made by that iteration's evolution."""

@@ -45,14 +45,18 @@ the paper's."""
 class PrimeOptions(MemoryOptions):
     """PRIME's settings (memory options from the config)."""
 
-    credit: Credit = "R2G"
+    credit: Credit | dict[str, Credit] | None = None
     """Credit assignment over an episode's turns: ``R2G`` (reward-to-go, gamma 0.8) or
-    ``Equalized`` (every turn the same weight: the key turns are the first ``key_turns``)."""
-    trajectory_reward: TrajectoryReward = "outcome"
-    """The reward an episode counts for (its zone, a poor outcome): ``outcome`` is 1 for a
-    solved episode and the gym's score otherwise (the paper's R(tau)); ``score`` takes the
-    gym's score; ``R2G`` discounts its turn rewards by gamma 0.8 from the first turn on
-    (an earlier default: a late success lands in the warning zone)."""
+    ``Equalized`` (every turn the same weight: the key turns are the first ``key_turns``).
+    None: the paper's per environment (App. D: R2G for turtle and function, Equalized for
+    intention and travel; `PAPER_CREDIT` says what the others use and why); one method
+    for every environment; or a mapping that overrides some environments'."""
+    trajectory_reward: TrajectoryReward = "score"
+    """The reward an episode counts for (its zone, a poor outcome): ``score`` the gym's
+    score in [0, 1] (the paper's R(tau): its worked examples give 1.00, 1.00, 0.76, 0.83,
+    0.25); ``outcome`` 1 for a solved episode, else the score; ``R2G`` its turn rewards
+    discounted by gamma 0.8 from the first turn on (a late success lands in the warning
+    zone)."""
     key_turns: int = Field(default=3, ge=1)
     reveal_hidden: bool = False
     """Show the distiller what a finished train episode kept hidden (the rule, the entity,
@@ -76,6 +80,10 @@ class PrimeOptions(MemoryOptions):
     0.6 (`PAPER_SIMILARITY`), set for another embedder's scale."""
     select_with_model: bool = True
     """False: take the top ``select_k`` candidates by similarity (no model call)."""
+    selector: Literal["agent", "memory"] = "agent"
+    """The model that selects among the candidates: ``agent``, the agent itself (§3.2:
+    PRIME asks the agent to select them, as tools); ``memory``, the memory role (§4.1
+    speaks of "the selection LLM")."""
     iterations: int | None = Field(default=None, ge=0)
     """At most this many evolution iterations (None: one per round; 0: distil only)."""
     prune_every: int = Field(default=2, ge=1)
@@ -248,14 +256,14 @@ class PrimeMemory(BaseMemory):
             return ""
         if self.settings.select_with_model:
             chosen, _how = await select(
-                self.models.get("memory"),
+                self.models.get(self.settings.selector),
                 candidates,
                 k=self.settings.select_k,
                 env=episode.env,
                 turn=turn,
                 horizon=episode.horizon,
                 stage=stage,
-                situation=situation,
+                conversation=conversation,
             )
         else:
             chosen = candidates[: self.settings.select_k]
@@ -388,6 +396,9 @@ class PrimeMemory(BaseMemory):
                 e.retrievals += n
                 e.uses += 1
                 e.successes += summary.success
+                e.last_retrieved = iteration
+                if summary.success and summary.env not in e.success_envs:
+                    e.success_envs.append(summary.env)
                 e.poor_uses += reward <= 0.3
                 turns[exp_id] += n
                 episodes[exp_id] += 1

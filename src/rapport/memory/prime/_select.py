@@ -42,9 +42,10 @@ async def select(
     turn: int,
     horizon: int,
     stage: str,
-    situation: str,
+    conversation: list[Message],
 ) -> tuple[list[Experience], str]:
-    """Let the model pick up to k candidates by calling their tools.
+    """Let the model pick up to k candidates by calling their tools, seeing C = (h, t, H):
+    the conversation so far, the turn and the horizon (the paper's §3.3, Fig. 11).
 
     Returns the picks and how they were made (``model``, ``all`` when there are at most k
     candidates, ``fallback`` when the model's reply named no tool: top-k by similarity).
@@ -61,7 +62,7 @@ async def select(
                 turn=turn + 1,
                 horizon=horizon,
                 stage=stage,
-                situation=situation[-1200:],
+                conversation=transcript(conversation),
             ),
         )
     ]
@@ -76,6 +77,19 @@ async def select(
     if not out.tool_calls and not chosen:
         return candidates[:k], "fallback"
     return chosen, "model"
+
+
+def transcript(conversation: list[Message], chars: int = 1500) -> str:
+    """The conversation as the selection model reads it: ``agent:`` / ``user:`` lines, the
+    latest kept whole, the earliest clipped first (at most ``chars`` characters)."""
+    speaker = {"assistant": "agent", "user": "user"}
+    lines = [
+        f"{speaker[m.role]}: {' '.join(m.content.split())}"
+        for m in conversation
+        if m.role in speaker
+    ]
+    text = "\n".join(lines)
+    return text if len(text) <= chars else "..." + text[-chars:]
 
 
 def zone_prompt(experiences: list[Experience], *, warning_actions: bool = False) -> str:
