@@ -5,7 +5,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha256sum | cut -c1-12)
 EXTRAS := llamacpp,embedded,embeddings,dev,prefix,mpt,tau,gym,train,peers,math500,study
 
-.PHONY: install demo test lint typecheck unit bench train-smoke clean
+.PHONY: install demo test lint typecheck unit flake bench train-smoke clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -37,6 +37,12 @@ unit: install
 
 test: install lint typecheck
 	$(VENV)/bin/pytest
+
+# Every browser, signal, subprocess and concurrency test (marked `race`) FLAKE_COUNT times:
+# failures per test and a total; exits non-zero on any failure.
+FLAKE_COUNT ?= 20
+flake: install
+	$(PY) .ci/flake $(FLAKE_COUNT)
 
 bench: install
 	for f in benchmarks/*.py; do $(PY) $$f; done

@@ -43,9 +43,7 @@ def test_rows_compare_the_config_with_the_paper(paper_bench: type[PaperBench]) -
         ("turns per session", 10, True),
         ("delay", 0.5, False),
     ]
-    assert [r.setting.name for r in differing(paper_bench, _config())] == [
-        "sessions per user"
-    ]
+    assert [r.setting.name for r in differing(paper_bench, _config())] == ["sessions per user"]
 
 
 def test_an_unreadable_option_makes_its_row_differ_with_the_reason(

@@ -19,6 +19,8 @@ sys.path.insert(0, {str(HERE)!r})
 import runner_fakes
 runner_fakes.install()
 from rapport.cli import main
+
+pytestmark = pytest.mark.race
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 import yaml
 
 from rapport.cli import main
@@ -23,6 +24,8 @@ from rapport.study import StudyCreated, StudyDB, create_study, csrf_token, start
 from rapport.view import memory_url, session_url, start_server
 
 from .helpers import DESIGN, NOTE, Participant, agent_reply, memory_reply, scripted_roles
+
+pytestmark = pytest.mark.race
 
 
 def _first_reflection_first(study: StudyCreated) -> tuple[str, str]:

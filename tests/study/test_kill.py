@@ -14,11 +14,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
 from rapport.store import RunStore
 from rapport.study import SessionKey, StudyDB, create_study
 
 from .helpers import DESIGN, Participant
+
+pytestmark = pytest.mark.race
 
 _URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
 

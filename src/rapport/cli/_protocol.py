@@ -63,8 +63,15 @@ def shown(value: Any) -> str:
 def _cells(row: ProtocolRow) -> list[str]:
     d = row.as_dict()
     same = "same" if row.same else "differs"
-    return [d["setting"], shown(d["paper"]), d["source"], shown(d["ours"]), d["option"], same,
-            d["note"]]
+    return [
+        d["setting"],
+        shown(d["paper"]),
+        d["source"],
+        shown(d["ours"]),
+        d["option"],
+        same,
+        d["note"],
+    ]
 
 
 _HEAD = ["setting", "paper", "source", "ours", "option", "", "note"]
@@ -72,7 +79,7 @@ _HEAD = ["setting", "paper", "source", "ours", "option", "", "note"]
 
 def markdown(rows: list[ProtocolRow]) -> str:
     """The rows as a Markdown table (what docs' tables of differences are tested against)."""
-    lines = ["| " + " | ".join(_HEAD[:5] + ["same?", "note"]) + " |", "|" + "---|" * 7]
+    lines = ["| " + " | ".join([*_HEAD[:5], "same?", "note"]) + " |", "|" + "---|" * 7]
     for row in rows:
         cells = [c.replace("|", "\\|") for c in _cells(row)]
         lines.append("| " + " | ".join(cells) + " |")
