@@ -17,6 +17,7 @@ from ._loaders import is_msc_cache, load_local
 from ._msc_profiles import load_msc_profiles
 from ._msc_prompts import load_msc_prompts, packaged_prompts
 from ._personas import Persona, PersonaFileError, load_personas_jsonl
+from ._presets import SMALL_PRESET
 from ._problems import is_correct
 from ._profiles import PREFERENCES_PER_USER, CollabUser, as_collab_user, make_users
 from ._session import CollabEpisode, Protocol, SessionSettings
@@ -161,6 +162,7 @@ class CollabBenchmark(Benchmark):
     options_model = CollabOptions
     metrics = ("TS", "UE", "UE_pref", "Len")
     lower_is_better = frozenset({"UE", "UE_pref", "Len"})
+    presets = (SMALL_PRESET,)
     produces = (CollabOutcome,)
     roles = ("user", "judge")
     memory_defaults: ClassVar[dict[str, dict[str, Any]]] = {"reflection": {"form": "msc"}}
