@@ -11,7 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from runner_fakes import HERE
+
+pytestmark = pytest.mark.race
 
 ENTRY = f"""
 import sys
@@ -19,8 +22,6 @@ sys.path.insert(0, {str(HERE)!r})
 import runner_fakes
 runner_fakes.install()
 from rapport.cli import main
-
-pytestmark = pytest.mark.race
 sys.exit(main(sys.argv[1:]))
 """
 
