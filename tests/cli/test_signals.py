@@ -67,9 +67,14 @@ def _stored_sessions(run_dir: Path) -> int:
         return 0
 
 
+PATIENCE_S = 600
+"""How long a phase may take to come: only a bound on a hung test (a loaded machine can take
+minutes to store a first session)."""
+
+
 def _wait_until(proc: subprocess.Popen[str], ready: Callable[[], bool], what: str) -> None:
-    """Poll `ready` while the command runs (a minute at most)."""
-    deadline = time.monotonic() + 60
+    """Poll `ready` while the command runs (`PATIENCE_S` at most)."""
+    deadline = time.monotonic() + PATIENCE_S
     while not ready():
         assert proc.poll() is None and time.monotonic() < deadline, what
         time.sleep(0.001)
@@ -108,7 +113,7 @@ def test_a_signal_stops_the_command_with_one_line_and_its_exit_code(
     proc = _start(tmp_path)
     _reach(proc, phase, tmp_path / "run")
     proc.send_signal(signum)
-    _out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=PATIENCE_S)
     assert proc.returncode == code, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("rapport: ") and "resume" in lines[0]
@@ -121,12 +126,12 @@ def test_a_second_ctrl_c_exits_130_too(tmp_path: Path, phase: str) -> None:
     _reach(proc, phase, tmp_path / "run")
     proc.send_signal(signal.SIGINT)
     # Two signals pending at once would be one: send the second once the first is delivered.
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + PATIENCE_S
     while proc.poll() is None and not _delivered(proc.pid, signal.SIGINT):
         assert time.monotonic() < deadline, "SIGINT never delivered"
         time.sleep(0.001)
     proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=PATIENCE_S)
     assert proc.returncode == 130, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "resume" in lines[0]
