@@ -5,7 +5,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha256sum | cut -c1-12)
 EXTRAS := llamacpp,embedded,embeddings,dev,prefix,mpt,tau,gym,train,peers,math500,study,service
 
-.PHONY: install demo test lint typecheck unit attack bench train-smoke clean
+.PHONY: install demo test lint typecheck unit attack flake bench train-smoke clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -42,6 +42,12 @@ attack: install
 
 test: install lint typecheck
 	$(VENV)/bin/pytest
+
+# Every browser, signal, subprocess and concurrency test (marked `race`) FLAKE_COUNT times:
+# failures per test and a total; exits non-zero on any failure.
+FLAKE_COUNT ?= 20
+flake: install
+	$(PY) .ci/flake $(FLAKE_COUNT)
 
 bench: install
 	for f in benchmarks/*.py; do $(PY) $$f; done

@@ -9,6 +9,7 @@ import pytest
 
 from rapport.cli import main
 from rapport.envs import BENCHMARKS, PRESETS, register_preset
+from rapport.envs import _registry as envs_registry
 from rapport.llm import EMBEDDED_MODELS, _registry
 from rapport.memory import MEMORIES
 
@@ -79,14 +80,15 @@ def test_models_lists_embedded_models_and_providers(capsys: pytest.CaptureFixtur
 def test_presets_come_from_their_registry(
     plugin: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_registry, "_LOADED", {"rapport.presets": PRESETS})  # no plug-ins
-    saved = dict(PRESETS)
-    PRESETS.clear()
-    try:
+    with monkeypatch.context() as bare:  # no plug-ins, no benchmark to declare a preset
+        presets: dict[str, str] = {}
+        benchmarks: dict[str, str] = {}
+        loaded = {"rapport.presets": presets, "rapport.benchmarks": benchmarks}
+        bare.setattr(_registry, "_LOADED", loaded)
+        bare.setattr(envs_registry, "PRESETS", presets)
+        bare.setattr(envs_registry, "BENCHMARKS", benchmarks)
         assert main(["list", "presets"]) == 0
         assert capsys.readouterr().out == "no presets\n"
-    finally:
-        PRESETS.update(saved)
     assert "small" in _listed("presets", capsys)  # rapport's own
     monkeypatch.setattr(_registry, "_LOADED", {})
     register_preset("tiny", "listplug:Small")

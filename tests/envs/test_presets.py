@@ -18,13 +18,14 @@ from rapport.envs import (
     register_preset,
     registered_presets,
 )
-from rapport.envs.collab import SMALL_PRESET
+from rapport.envs.collab import SMALL_PRESET, CollabBenchmark
 from rapport.log import ExperimentConfig
 from rapport.store import RunStore
 
 
 def test_small_is_registered_and_says_what_it_changes() -> None:
-    assert registered_presets()["small"] == "rapport.envs.collab:SMALL_PRESET"
+    assert registered_presets()["small"] is SMALL_PRESET  # collab declares it, nothing shared
+    assert "small" not in PRESETS and CollabBenchmark.presets == (SMALL_PRESET,)
     small = get_preset("small")
     assert small is SMALL_PRESET and small.__doc__ == small.summary
     assert small.benchmarks == ["collab", "collab-ablation", "gym"]

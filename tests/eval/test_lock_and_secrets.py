@@ -19,6 +19,7 @@ pytestmark = pytest.mark.usefixtures("registered")
 ARGV = ["run", "scripted", "--users", "1", "--sessions", "2", "--max-turns", "1", "--no-progress"]
 
 
+@pytest.mark.race
 def test_a_second_process_on_a_running_run_dir_gets_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -56,6 +57,7 @@ def test_redaction_takes_out_passwords_keys_and_tokens() -> None:
     assert redact_secrets("mail me at a@b.c") == "mail me at a@b.c"
 
 
+@pytest.mark.race
 def test_credentials_in_the_base_url_reach_no_file_and_no_output(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

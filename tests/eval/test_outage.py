@@ -12,7 +12,7 @@ from loopback_openai import LoopbackServer
 from rapport.cli import main
 from rapport.store import RunStore
 
-pytestmark = pytest.mark.usefixtures("registered")
+pytestmark = [pytest.mark.race, pytest.mark.usefixtures("registered")]
 
 
 def _argv(run_dir: Path, *more: str) -> list[str]:

@@ -150,6 +150,7 @@ async def test_a_failing_learn_marks_the_session_and_the_run_goes_on(tmp_path: P
     assert all("hit" in r.scores for r in records)  # what the session measured is kept
 
 
+@pytest.mark.race
 async def test_concurrency_changes_nothing_but_speed(tmp_path: Path) -> None:
     await run_experiment(_config(tmp_path / "one"), progress=False)
     await run_experiment(_config(tmp_path / "many", concurrency=4), progress=False)

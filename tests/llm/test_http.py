@@ -18,6 +18,7 @@ class Answer(BaseModel):
     note: str
 
 
+@pytest.mark.race
 def test_direct_transport_gives_what_the_sdk_gives() -> None:
     with run_loopback(LoopbackSettings(latency_s=0.0, completion_tokens=4)) as server:
 
@@ -31,6 +32,7 @@ def test_direct_transport_gives_what_the_sdk_gives() -> None:
         assert asyncio.run(ask("direct")) == asyncio.run(ask("sdk"))
 
 
+@pytest.mark.race
 def test_keeps_connections_alive_and_survives_a_new_loop() -> None:
     with run_loopback(LoopbackSettings(latency_s=0.0)) as server:
         client = JSONClient(server.base_url)
@@ -47,6 +49,7 @@ def test_keeps_connections_alive_and_survives_a_new_loop() -> None:
         assert asyncio.run(burst()) == 10  # a new event loop: the old connections are dropped
 
 
+@pytest.mark.race
 def test_status_errors_and_refused_connections_become_model_errors() -> None:
     with run_loopback(LoopbackSettings(latency_s=0.0)) as server:
         client = JSONClient(server.base_url)
@@ -71,6 +74,7 @@ def test_the_transport_defaults_from_the_environment(monkeypatch: pytest.MonkeyP
     assert OpenAIAPI("m", base_url="http://127.0.0.1:1/v1").transport == "sdk"
 
 
+@pytest.mark.race
 def test_a_server_that_never_answers_times_out_and_its_connection_is_dropped() -> None:
     async def mute(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.read()  # takes the request, never answers

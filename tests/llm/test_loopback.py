@@ -5,17 +5,22 @@ from __future__ import annotations
 import asyncio
 import json
 import urllib.request
+from typing import Any
 
+import pytest
 from pydantic import BaseModel, Field
 
 from rapport.llm import GenerateConfig, Message, Model
 from rapport.llm._loopback import (
     LoopbackServer,
     LoopbackSettings,
+    default_reply,
     run_loopback,
     schema_example,
 )
 from rapport.llm._openai import OpenAIAPI
+
+pytestmark = pytest.mark.race
 
 
 class Verdict(BaseModel):
@@ -46,9 +51,23 @@ def test_text_and_structured_replies_through_the_openai_provider() -> None:
         assert server.requests == 2
 
 
-def test_latency_overlaps_across_concurrent_calls() -> None:
-    settings = LoopbackSettings(latency_s=0.2, tokens_per_s=100.0, completion_tokens=10)
-    with run_loopback(settings) as server:
+def test_concurrent_calls_are_in_flight_at_once() -> None:
+    """The server holds each request until all 20 are in: a client that sent them one at a
+    time would get error replies instead."""
+    arrived: list[object] = []
+    all_in: list[asyncio.Event] = []  # made on the server's own loop
+
+    async def held(request: dict[str, Any]) -> str:
+        if not all_in:
+            all_in.append(asyncio.Event())
+        arrived.append(request)
+        if len(arrived) == 20:
+            all_in[0].set()
+        await asyncio.wait_for(all_in[0].wait(), 60)
+        return default_reply(request, words=10)
+
+    settings = LoopbackSettings(latency_s=0.0, tokens_per_s=100.0, completion_tokens=10)
+    with run_loopback(settings, responder=held) as server:
         api = OpenAIAPI("loopback", base_url=server.base_url, max_retries=0)
         model = Model(api)
 
@@ -62,7 +81,7 @@ def test_latency_overlaps_across_concurrent_calls() -> None:
             )
 
         asyncio.run(many())
-        assert server.peak_in_flight == 20  # all 20 waited out their latency at once
+        assert server.peak_in_flight == 20 and server.requests == 20
 
 
 def test_models_route_and_unknown_route() -> None:

@@ -71,6 +71,7 @@ def test_several_base_urls_spread_over_the_least_busy_endpoint() -> None:
     assert "http://a/v1" in api.base_url and "http://b/v1" in api.base_url
 
 
+@pytest.mark.race
 async def test_spread_sends_each_request_to_the_endpoint_with_fewest_outstanding() -> None:
     class Slow(ModelAPI):
         name = "x/slow"
@@ -285,6 +286,7 @@ def _one_line_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str
     return err[0]
 
 
+@pytest.mark.race
 def test_an_unreachable_server_is_one_line_exit_2_and_nothing_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -297,6 +299,7 @@ def test_an_unreachable_server_is_one_line_exit_2_and_nothing_is_written(
     assert not (tmp_path / "run").exists() and not home.exists()
 
 
+@pytest.mark.race
 def test_each_of_several_base_urls_is_checked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -311,6 +314,7 @@ def test_each_of_several_base_urls_is_checked(
         assert up.requests > 0
 
 
+@pytest.mark.race
 def test_a_server_that_does_not_answer_fails_within_the_role_timeout(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -325,6 +329,7 @@ def test_a_server_that_does_not_answer_fails_within_the_role_timeout(
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.race
 def test_a_server_that_refuses_the_key_is_one_line_exit_2(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

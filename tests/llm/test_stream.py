@@ -87,6 +87,7 @@ async def test_structured_output_is_never_streamed() -> None:
         )
 
 
+@pytest.mark.race
 async def test_spread_endpoints_stream_through_the_least_busy_one() -> None:
     spread = SpreadAPI([ScriptedAPI([REPLY]), ScriptedAPI([REPLY])])
     pieces: list[str] = []
@@ -94,6 +95,7 @@ async def test_spread_endpoints_stream_through_the_least_busy_one() -> None:
     assert "".join(pieces) == REPLY and spread.sent == [1, 0]
 
 
+@pytest.mark.race
 def test_an_openai_compatible_server_streams_its_reply_piece_by_piece() -> None:
     settings = LoopbackSettings(latency_s=0.0, tokens_per_s=200.0, completion_tokens=12)
     with run_loopback(settings) as server:

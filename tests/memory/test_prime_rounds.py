@@ -192,6 +192,7 @@ def test_five_rounds_of_distillation_evolution_and_pruning(tmp_path: Path) -> No
 
 
 @pytest.mark.usefixtures("everything_fires")
+@pytest.mark.race
 def test_the_library_is_the_same_whatever_the_concurrency(tmp_path: Path) -> None:
     def stable(library: ExperienceLibrary) -> dict[str, Any]:
         data = library.model_dump(mode="json")

@@ -20,6 +20,8 @@ from ..view.browser import browser_page
 from .helpers import DESIGN, scripted_roles
 from .test_security import PAYLOADS
 
+pytestmark = pytest.mark.race
+
 
 def _shots(tmp_path: Path) -> Path:
     where = Path(os.environ.get("RAPPORT_STUDY_SHOTS") or tmp_path / "shots")
@@ -34,6 +36,17 @@ def _tab_to(page: Any, element_id: str, limit: int = 30) -> None:
         if page.evaluate("document.activeElement && document.activeElement.id") == element_id:
             return
     raise AssertionError(f"Tab never reached #{element_id}")
+
+
+def _on_chat_page(page: Any, address: str) -> None:
+    """Wait until the browser shows the session page at `address` with its script run.
+
+    A click on a link returns once the navigation started; the old page may still be shown
+    and the new one's `#chat` may not be parsed yet. The page's script is deferred, so it has
+    run (and bound its handlers) once the DOM is loaded."""
+    page.wait_for_url(address)
+    page.wait_for_load_state("domcontentloaded")
+    page.locator("#chat").wait_for(state="attached")
 
 
 def _chat(page: Any, text: str) -> None:
@@ -93,6 +106,7 @@ def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
         page.set_viewport_size({"width": 1000, "height": 900})
         for session in (1, 2, 3):
             page.click("ol.sessions li.ready a")
+            _on_chat_page(page, f"{url}/p/{token}/s/{session}")
             assert page.locator("h1").inner_text().startswith(f"Part 1, session {session}")
             _chat(page, f"Can you help me start session {session}?")
             _chat(page, "What is the next step?")
@@ -155,6 +169,7 @@ def test_script_in_agent_output_never_runs(tmp_path: Path) -> None:
         page.check("#agree")
         page.click("text=Start the study")
         page.click("ol.sessions li.ready a")
+        _on_chat_page(page, f"{url}/p/{token}/s/1")
         page.evaluate(_WATCH_DRAFT)
         page.fill("#text", "hello")
         page.click("#send-button")
@@ -166,14 +181,14 @@ def test_script_in_agent_output_never_runs(tmp_path: Path) -> None:
         assert page.evaluate("window.__draftSawMarkup") is True
         assert page.evaluate("window.__draftElements") == 0
         assert page.locator("#chat li.draft").count() == 0  # the stored reply replaced it
-        reply = page.locator("#chat li.msg.agent .body").first
-        reply.wait_for()
-        page.wait_for_timeout(300)
+        page.locator("#chat li.msg.agent .body").first.wait_for()
         for link in page.locator("#chat li.msg.agent a").all():
             link.click()
+        assert page.evaluate("window.__xss === undefined")
         page.reload()  # the stored reply, rendered by the server this time
+        # `load` comes after every subresource loaded or failed: an onerror would have run.
+        page.wait_for_load_state("load")
         page.locator("#chat li.msg.agent").first.wait_for()
-        page.wait_for_timeout(300)
         assert page.evaluate("window.__xss === undefined")
         found = page.evaluate(
             """[...document.querySelectorAll('#chat *')].flatMap(e =>

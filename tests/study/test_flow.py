@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 import yaml
 
 from rapport.cli import main
@@ -31,6 +32,8 @@ from .helpers import (
     reflection_first,
     scripted_roles,
 )
+
+pytestmark = pytest.mark.race
 
 
 def test_a_participant_works_through_every_session(study: StudyCreated, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -21,7 +21,7 @@ from rapport.study import SessionKey, StudyDB, create_study
 
 from .helpers import DESIGN, Participant
 
-pytestmark = pytest.mark.attack
+pytestmark = [pytest.mark.attack, pytest.mark.race]
 
 _URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
 

@@ -40,6 +40,7 @@ def _all_messages(study: StudyCreated) -> int:
         db.close()
 
 
+@pytest.mark.race
 def test_participants_reach_only_their_own_sessions(study: StudyCreated) -> None:
     with start_study_server(study.study_dir, models=scripted_roles()) as url:
         client = httpx.Client(base_url=url, timeout=30)
@@ -59,6 +60,7 @@ def test_participants_reach_only_their_own_sessions(study: StudyCreated) -> None
     assert _all_messages(study) == 2
 
 
+@pytest.mark.race
 def test_researcher_pages_need_the_researchers_token(study: StudyCreated) -> None:
     with start_study_server(study.study_dir, models=scripted_roles()) as url:
         client = httpx.Client(base_url=url, timeout=30)
@@ -69,6 +71,7 @@ def test_researcher_pages_need_the_researchers_token(study: StudyCreated) -> Non
         assert client.get(f"/r/{study.researcher_token}/answers.json").json()["messages"] == []
 
 
+@pytest.mark.race
 def test_forms_need_their_own_csrf_token(study: StudyCreated) -> None:
     with start_study_server(study.study_dir, models=scripted_roles()) as url:
         client = httpx.Client(base_url=url, timeout=30)
@@ -88,6 +91,7 @@ def test_forms_need_their_own_csrf_token(study: StudyCreated) -> None:
     assert _all_messages(study) == 0
 
 
+@pytest.mark.race
 def test_bodies_and_messages_are_bounded(study: StudyCreated) -> None:
     with start_study_server(study.study_dir, models=scripted_roles()) as url:
         client = httpx.Client(base_url=url, timeout=30)
@@ -115,6 +119,7 @@ def test_bodies_and_messages_are_bounded(study: StudyCreated) -> None:
     assert _all_messages(study) == 0
 
 
+@pytest.mark.race
 def test_a_participant_cannot_write_twice_before_the_reply(study: StudyCreated) -> None:
     db = StudyDB(study.study_dir)
     try:

@@ -9,11 +9,14 @@ import json
 import threading
 
 import httpx
+import pytest
 
 from rapport.llm import Completion, ModelAPI, ModelRoles, Request, ScriptedAPI, TextSink
 from rapport.study import SessionKey, StudyCreated, StudyDB, start_study_server
 
 from .helpers import Participant, memory_reply
+
+pytestmark = pytest.mark.race
 
 PIECES = ["Start ", "with <b>the</b> ", "loop:\n\n", "1. read it\n", "2. **fix** it"]
 

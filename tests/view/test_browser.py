@@ -1,15 +1,20 @@
 """The viewer in a real browser: click from the summary to a session, see the recalled
 memory and the enforcement at their turns, open the side-by-side and memory-diff pages;
-each page is screenshotted into the test's output directory."""
+each page is screenshotted into the test's output directory. After each click the test waits
+for the page it leads to (a click returns once the navigation started, not finished)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rapport.view import start_server
 
 from .browser import browser_page
 from .conftest import NOTE
+
+pytestmark = pytest.mark.race
 
 
 def test_click_through_a_scripted_run(scripted_run: Path, tmp_path: Path) -> None:
@@ -21,8 +26,9 @@ def test_click_through_a_scripted_run(scripted_run: Path, tmp_path: Path) -> Non
         page.screenshot(path=str(shots / "summary.png"), full_page=True)
 
         page.click("text=reflection: sessions")
+        page.wait_for_url("**/sessions?*")
         page.click("tr:has-text('user-000') >> text=session 2")
-        assert page.url.endswith("/session/reflection/user-000/2")
+        page.wait_for_url("**/session/reflection/user-000/2")
         recall = page.locator("#turn-1 .event.recall")
         assert NOTE in recall.inner_text()
         enforcement = page.locator("#turn-2 .event.enforcement").first
@@ -30,6 +36,8 @@ def test_click_through_a_scripted_run(scripted_run: Path, tmp_path: Path) -> Non
         page.screenshot(path=str(shots / "session.png"), full_page=True)
 
         page.click("text=side by side with none")
+        page.wait_for_url("**/compare/**")
+        page.locator("table.compare").wait_for()
         assert page.locator("table.compare th a").all_inner_texts() == [
             "reflection · session 2",
             "none · session 2",
@@ -39,6 +47,7 @@ def test_click_through_a_scripted_run(scripted_run: Path, tmp_path: Path) -> Non
 
         page.goto(url + "/session/reflection/user-000/2")
         page.click("text=memory over time")
+        page.wait_for_url("**/memory/reflection/user-000")
         added = page.locator("#version-1 ul.diff li.added")
         assert NOTE in added.inner_text()
         assert "led by enforcements" in page.locator("#version-1 .because").inner_text()
@@ -46,7 +55,7 @@ def test_click_through_a_scripted_run(scripted_run: Path, tmp_path: Path) -> Non
 
         page.goto(url + "/curves")
         page.locator("svg a.point").last.click()  # drawn last, on top
-        assert "/sessions?condition=" in page.url
+        page.wait_for_url("**/sessions?condition=*")
         page.screenshot(path=str(shots / "curves.png"), full_page=True)
     sizes = {p.name: p.stat().st_size for p in shots.iterdir()}
     assert set(sizes) == {

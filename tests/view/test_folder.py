@@ -17,6 +17,8 @@ from rapport.view import start_server
 from .browser import browser_page
 from .conftest import scripted_roles
 
+pytestmark = pytest.mark.race
+
 
 def collab_run(run_dir: Path, *, seed: int, users: int = 2) -> Path:
     """collab none vs reflection on the scripted roles."""

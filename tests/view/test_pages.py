@@ -167,6 +167,7 @@ def test_view_of_a_missing_run_is_a_usage_error(
     assert build_parser().parse_args(["view", "x", "--port", "9"]).port == 9
 
 
+@pytest.mark.race
 def test_the_command_serves_on_loopback_and_stops_on_ctrl_c(scripted_run: Path) -> None:
     import os
     import signal

@@ -15,7 +15,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from rapport._errors import error_line
-from rapport.envs.mpt import MPTEvalOutcome
 from rapport.eval import ExperimentConfig
 from rapport.report import build_report
 from rapport.store import RunStore
@@ -146,11 +145,11 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def query_types(run_dir: Path) -> dict[int, str]:
-    """Evaluation session index -> the query type its sessions asked, where all users' agree
-    (the generator puts context-guided instances before context-free ones)."""
+    """Evaluation session index -> the query type (regime) its sessions asked, where all
+    users' agree (the generator puts context-guided instances before context-free ones)."""
     seen: dict[int, set[str]] = {}
     with RunStore.open_readonly(run_dir) as store:
         for r in store.sessions(split="eval"):
-            if isinstance(r.outcome, MPTEvalOutcome):
-                seen.setdefault(r.index, set()).add(r.outcome.query_type)
+            if regime := r.outcome.regime():
+                seen.setdefault(r.index, set()).add(regime)
     return {i: next(iter(types)) for i, types in seen.items() if len(types) == 1}

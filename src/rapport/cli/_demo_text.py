@@ -9,9 +9,12 @@ from pathlib import Path
 from rapport.report import CurvePoint, PairedDifference, Report
 
 METRIC = "f1"
-"""F1 over the arguments a request and the user's preferences fix (the paper's context-free
-measure): the embedded models fill nearly every optional argument, which P-EM counts as a
-miss, so P-EM stays near 0 on them while F1 moves with what memory shows."""
+"""F1 over the arguments a request and the user's preferences fix, per evaluation session,
+averaged over each user's sessions of both query types and then over users (the report's
+``f1 (regimes pooled)``; the paper's F1 is the context-free regime's micro-F1 over
+instances, in the MPT table). The embedded models fill nearly every optional argument,
+which P-EM counts as a miss, so P-EM stays near 0 on them while F1 moves with what memory
+shows."""
 BAR = 30
 """Characters of a full bar (a score of 1)."""
 
@@ -44,7 +47,10 @@ def _measured(report: Report) -> str:
         f"({model}) answered with what its memory gave it. Conditions: {conditions}. "
         f"{report.eval_sessions} evaluation sessions in all. The score is F1 over the "
         "arguments the request and the user's preferences fix (open arguments left out): "
-        "1 when the call sets each of them to the user's value and adds none. The report also "
+        "1 when the call sets each of them to the user's value and adds none; below, it is "
+        "the mean over each user's evaluation sessions of both query types, then over users "
+        "(the paper's F1, micro over context-free instances, is in the MPT table). The "
+        "report also "
         "has P-EM, the paper's strict score; the embedded models fill nearly every optional "
         "argument, and P-EM counts each extra preference argument as a miss."
     )
@@ -81,7 +87,10 @@ def session_curve(
 
 
 def _verdict(paired: dict[str, dict[str, PairedDifference]], baseline: str) -> str:
-    lines = [f"What it shows ({METRIC}, each memory minus {baseline}, paired by user):"]
+    lines = [
+        f"What it shows ({METRIC} over both query types, each memory minus {baseline}, "
+        "paired by user):"
+    ]
     for condition, diffs in paired.items():
         d = diffs.get(METRIC)
         if d is None:

@@ -43,6 +43,16 @@ class Preset:
         # `rapport list presets` reads an entry's docstring: this preset's is its summary.
         object.__setattr__(self, "__doc__", self.summary)
 
+    def merged(self, other: Preset) -> Preset:
+        """One preset of this name with another benchmark's part of it (this one's summary;
+        a benchmark in both keeps this one's options)."""
+        return Preset(
+            name=self.name,
+            summary=self.summary,
+            options={**other.options, **self.options},
+            memory_options={**other.memory_options, **self.memory_options},
+        )
+
     @property
     def benchmarks(self) -> list[str]:
         """The benchmarks the preset has changes for."""

@@ -22,6 +22,7 @@ from rapport.log import (
     Condition,
     Event,
     ExperimentConfig,
+    Metric,
     NoteEvent,
     SessionInfo,
     SessionRecord,
@@ -32,6 +33,7 @@ from rapport.log import (
     Table,
     Turn,
     UserSpec,
+    plain_metrics,
 )
 
 if TYPE_CHECKING:
@@ -181,15 +183,21 @@ class Episode(ABC):
 class Benchmark(ABC):
     """A benchmark: users, each user's ordered sessions, an episode per session, scores.
 
-    Subclasses set ``name`` and the class-level report facts (``metrics``,
-    ``lower_is_better``, ``produces``, `report_tables`), which the report reads from the
-    registered class without building an instance.
+    Subclasses set ``name`` and the class-level report facts (``declared_metrics``, or
+    ``metrics`` and ``lower_is_better`` alone; ``produces``, `report_tables`), which the
+    report reads from the registered class without building an instance.
     """
 
     name: ClassVar[str]
+    declared_metrics: ClassVar[tuple[Metric, ...]] = ()
+    """Each metric declared once, in report order: what a value is computed over, how values
+    are reduced, which way is better. Setting it sets ``metrics`` and ``lower_is_better``."""
     metrics: ClassVar[tuple[str, ...]] = ()
     """The metrics in report order (empty: those the scores hold, sorted)."""
     lower_is_better: ClassVar[frozenset[str]] = frozenset()
+    presets: ClassVar[tuple[Any, ...]] = ()
+    """Its named adaptations of the paper's protocol (`Preset` objects, ``--preset NAME``),
+    registered with it."""
     produces: ClassVar[tuple[type[BaseOutcome], ...]] = ()
     """The outcome types its sessions produce (memories that need one are checked)."""
     roles: ClassVar[tuple[str, ...] | None] = None
@@ -268,6 +276,19 @@ class Benchmark(ABC):
     @abstractmethod
     def score(self, record: SessionRecord) -> dict[str, float]:
         """A finished session's scores, from its record alone."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "declared_metrics" in cls.__dict__:
+            cls.metrics = tuple(m.name for m in cls.declared_metrics)
+            cls.lower_is_better = frozenset(
+                m.name for m in cls.declared_metrics if m.lower_is_better
+            )
+
+    @classmethod
+    def metric_declarations(cls) -> tuple[Metric, ...]:
+        """The declared metrics; one that names only ``metrics`` gets plain declarations."""
+        return cls.declared_metrics or plain_metrics(cls.metrics, cls.lower_is_better)
 
     @classmethod
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:

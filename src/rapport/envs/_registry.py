@@ -24,13 +24,11 @@ BENCHMARKS: dict[str, Any] = {
 }
 
 
-PRESETS: dict[str, Any] = {
-    "small": "rapport.envs.collab:SMALL_PRESET",
-}
-"""Named adaptations of benchmarks' paper protocols (``--preset NAME``), registered like
-benchmarks: an object whose docstring's first line says what it changes, or its
-``module:attr``; installed plug-ins add theirs under the entry point group
-``rapport.presets``."""
+PRESETS: dict[str, Any] = {}
+"""Named adaptations of benchmarks' paper protocols (``--preset NAME``) registered here: an
+object whose docstring's first line says what it changes, or its ``module:attr``. Each
+benchmark declares its own (`Benchmark.presets`); installed plug-ins add theirs under the
+entry point group ``rapport.presets``."""
 
 
 class UnknownBenchmarkError(ValueError):
@@ -73,9 +71,28 @@ def register_preset(name: str, preset: Any) -> None:
 
 
 def registered_presets() -> dict[str, Any]:
-    """The registered presets, installed plug-ins' included."""
+    """The registered presets: those registered here, those each registered benchmark
+    declares (a benchmark whose code cannot be imported declares none) and installed
+    plug-ins'."""
     load_plugins("rapport.presets", PRESETS)
-    return PRESETS
+    load_plugins("rapport.benchmarks", BENCHMARKS)
+    found = dict(PRESETS)
+    for entry in list(BENCHMARKS.values()):
+        with contextlib.suppress(Exception):
+            cls = load_entry(entry)
+            if isinstance(cls, type) and issubclass(cls, Benchmark):
+                for preset in cls.presets:
+                    found[preset.name] = _merged(found.get(preset.name), preset)
+    return found
+
+
+def _merged(have: Any, preset: Any) -> Any:
+    """A preset several benchmarks declare parts of, as one (the first declared leads)."""
+    from ._presets import Preset
+
+    if isinstance(have, Preset) and isinstance(preset, Preset):
+        return have.merged(preset)
+    return preset if have is None else have
 
 
 def create_benchmark(config: ExperimentConfig) -> Benchmark:

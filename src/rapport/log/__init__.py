@@ -21,6 +21,7 @@ from ._events import (
 )
 from ._invocation import Invocation, ModelInfo
 from ._kinds import KindRegistry, set_kind_loader
+from ._metrics import Metric, Reducer, Unit, plain_metrics
 from ._outcomes import OUTCOMES, BaseOutcome, GenericOutcome, NoOutcome, Outcome
 from ._records import (
     MAX_SESSIONS,
@@ -42,6 +43,7 @@ from ._records import (
 )
 from ._specs import Cell, Condition, SessionInfo, SessionSpec, Table, UserRef, UserSpec
 from ._tasks import TASKS, BaseTask, GenericTask, Task
+from ._transcript import format_call, render_session, render_sessions
 
 __all__ = [
     "EVENTS",
@@ -68,6 +70,7 @@ __all__ = [
     "MemoryItem",
     "MemoryState",
     "MemoryVersion",
+    "Metric",
     "ModelCall",
     "ModelInfo",
     "NoOutcome",
@@ -75,6 +78,7 @@ __all__ = [
     "Outcome",
     "Provenance",
     "RecallEvent",
+    "Reducer",
     "RewardEvent",
     "RoleModel",
     "Run",
@@ -90,10 +94,15 @@ __all__ = [
     "ToolCall",
     "ToolCallEvent",
     "Turn",
+    "Unit",
     "UserGuardEvent",
     "UserRecord",
     "UserRef",
     "UserSpec",
+    "format_call",
+    "plain_metrics",
+    "render_session",
+    "render_sessions",
     "role_sampling",
     "set_kind_loader",
 ]

@@ -33,6 +33,11 @@ class BaseOutcome(BaseModel):
         """What the session was about in a few words ("" when nothing says)."""
         return ""
 
+    def regime(self) -> str:
+        """The part of the evaluation the session belongs to, in the benchmark's words
+        (MPT's query type, which its metrics are declared on; "" when it has none)."""
+        return ""
+
     def reward(self) -> float | None:
         """The session's reward in [0, 1] where the benchmark has one (None otherwise)."""
         return None

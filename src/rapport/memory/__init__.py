@@ -1,7 +1,8 @@
 """Memory methods behind one protocol: context, recall, learn, snapshot, restore."""
 
+from rapport.log import format_call, render_session, render_sessions
+
 from ._embed import MINILM, Embedder, HashingEmbedder, embedder_name, get_embedder, minilm_path
-from ._history import format_call, render_session, render_sessions
 from ._msc_notes import MscNotesPromptsError, NotesPrompts, load_msc_notes_prompts
 from ._protocol import (
     BaseMemory,

@@ -15,10 +15,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from rapport.llm import GenerateConfig, Message, ModelError, ModelRoles
-from rapport.log import MemoryItem, Provenance, SessionRecord
+from rapport.log import MemoryItem, Provenance, SessionRecord, render_session
 
 from ._embed import embedder_name, get_embedder
-from ._history import render_session
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef
 
 FACT_CHARS = 200

@@ -17,10 +17,16 @@ from typing import Any
 from pydantic import Field
 
 from rapport.llm import Message, ModelRoles
-from rapport.log import MemoryHealth, MemoryItem, MemoryState, Provenance, SessionRecord
+from rapport.log import (
+    MemoryHealth,
+    MemoryItem,
+    MemoryState,
+    Provenance,
+    SessionRecord,
+    format_call,
+)
 
 from ._embed import MINILM, minilm_path
-from ._history import format_call
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef
 
 INSTALL_HINT = "install the peers extra: pip install 'rapport[peers]'"

@@ -12,10 +12,9 @@ import numpy as np
 from pydantic import Field
 
 from rapport.llm import Message, ModelRoles
-from rapport.log import MemoryItem, MemoryState, Provenance, SessionRecord
+from rapport.log import MemoryItem, MemoryState, Provenance, SessionRecord, format_call
 
 from ._embed import embedder_name, get_embedder, minilm_path
-from ._history import format_call
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef
 
 Backend = Literal["auto", "embed", "bm25", "hashing"]

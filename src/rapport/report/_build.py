@@ -19,7 +19,7 @@ from rapport.eval import (
     session_deltas,
 )
 from rapport.llm import redact_secrets
-from rapport.log import ErrorEvent, Run, SessionRecord, Table
+from rapport.log import ErrorEvent, Metric, Run, SessionRecord, Table
 from rapport.store import RunStore
 
 from ._curves import CurvePoint, PairedDifference, paired_differences, session_curves
@@ -63,6 +63,9 @@ class Report(BaseModel):
     """Condition -> metric -> mean over users with a 95% bootstrap CI (eval sessions)."""
     metrics: list[str]
     lower_is_better: list[str] = Field(default_factory=list)
+    declared: list[Metric] = Field(default_factory=list, exclude=True)
+    """How the benchmark declares each shown metric (empty: its code is absent); the text
+    tables' titles read it (the JSON holds the numbers, as before)."""
     baseline: str | None = None
     deltas: dict[str, dict[str, list[DeltaPoint]]] = Field(default_factory=dict)
     """Condition -> metric -> (condition - baseline) by session index."""
@@ -116,6 +119,7 @@ class Report(BaseModel):
 class _Hooks(BaseModel):
     metrics: list[str] | None = None
     lower_is_better: list[str] = Field(default_factory=list)
+    declared: list[Metric] = Field(default_factory=list)
     tables: list[Table] = Field(default_factory=list)
 
 
@@ -129,6 +133,7 @@ def _benchmark_hooks(name: str, records: list[SessionRecord]) -> _Hooks:
     return _Hooks(
         metrics=list(cls.metrics) or None,
         lower_is_better=sorted(cls.lower_is_better),
+        declared=list(cls.metric_declarations()),
         tables=list(cls.report_tables(records)),
     )
 
@@ -226,6 +231,7 @@ def build_report(run_dir: str | Path, *, seed: int = 0, light: bool = False) -> 
         run_dir=str(run_dir),
         metrics=metrics,
         lower_is_better=[m for m in hooks.lower_is_better if m in metrics],
+        declared=[d for d in hooks.declared if d.name in metrics],
         users=users,
         sessions=len(records),
         planned_sessions=planned_sessions(invocations),

@@ -12,6 +12,8 @@ from typing import Protocol
 
 from markupsafe import Markup, escape
 
+from ._templates import templates
+
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 WIDTH, HEIGHT = 560, 260
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 16, 36
@@ -163,9 +165,7 @@ def chart_svg(drawn: Chart | None) -> Markup:
     """A chart as an inline ``<figure>`` with its SVG and legend ("" for no chart)."""
     if drawn is None:
         return Markup("")
-    from ._html import environment  # the report's templates; _html imports this module
-
-    return Markup(environment().get_template("chart.svg").render(c=drawn))
+    return Markup(templates().get_template("chart.svg").render(c=drawn))
 
 
 class Interval(Protocol):

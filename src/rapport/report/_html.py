@@ -7,7 +7,7 @@ import os
 from functools import cache
 from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment
 from markupsafe import Markup
 
 from rapport.log import Table
@@ -16,6 +16,7 @@ from rapport.store import RUN_FILE
 from ._build import Report
 from ._charts import chart_svg
 from ._plots import curve_chart, delta_chart
+from ._templates import new_environment
 from ._text import cell_text, paired_table, summary_table
 
 STYLE = """
@@ -33,12 +34,7 @@ code { font-size: 0.85em; word-break: break-all; }
 @cache
 def environment() -> Environment:
     """The report's template environment (autoescaped)."""
-    env = Environment(
-        loader=PackageLoader("rapport.report", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = new_environment()
     env.globals["text"] = cell_text
     env.globals["table"] = table_html
     env.globals["chart_svg"] = chart_svg

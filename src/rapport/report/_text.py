@@ -28,8 +28,15 @@ def fmt(value: float) -> str:
 
 
 def metric_header(report: Report, metric: str) -> str:
-    """A metric's column title (lower-is-better metrics are marked)."""
-    return f"{metric} (lower better)" if metric in report.lower_is_better else metric
+    """A metric's column title in the tables of means over users: where the benchmark
+    declares the metric on one regime, the title says these means pool every regime (each
+    user's eval sessions, whatever their regime); lower-is-better metrics are marked."""
+    notes = []
+    if any(d.name == metric and d.regime for d in report.declared):
+        notes.append("regimes pooled")
+    if metric in report.lower_is_better:
+        notes.append("lower better")
+    return f"{metric} ({', '.join(notes)})" if notes else metric
 
 
 def summary_table(report: Report) -> Table:

@@ -55,6 +55,7 @@ def test_the_time_budget_stops_an_evaluation(monkeypatch: pytest.MonkeyPatch) ->
         evaluate("a", NAMES)
 
 
+@pytest.mark.race
 async def test_function_gym_scores_a_hostile_answer_wrong_off_the_loop_thread() -> None:
     gym = FunctionGym(horizon=4)
     gym.reset(0)

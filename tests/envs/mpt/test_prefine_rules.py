@@ -141,7 +141,7 @@ def test_the_month_dates_option_scores_a_date_in_words() -> None:
     ours = instance_scores(outcome, lambda slot, value: False, dates="month_names")
     assert (prefine["oa_tp"], prefine["oa_pred"], prefine["oa_gold"]) == (0.0, 1.0, 1.0)
     assert (ours["oa_tp"], ours["oa_pred"], ours["oa_gold"]) == (1.0, 1.0, 1.0)
-    assert (prefine["month_names"], ours["month_names"]) == (0.0, 1.0)
+    assert prefine.keys() == ours.keys()  # the rule is an option, not a score
 
 
 @given(st.integers(0, 23), st.integers(0, 59))

@@ -55,6 +55,7 @@ def test_ordinary_math_calls_run() -> None:
     assert result.error is None and "1.41421356" in result.result
 
 
+@pytest.mark.race
 def test_a_slow_call_is_a_tool_error_after_its_time(monkeypatch: pytest.MonkeyPatch) -> None:
     from bfcl_eval.eval_checker.multi_turn_eval.func_source_code.math_api import MathAPI
 

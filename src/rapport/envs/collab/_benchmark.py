@@ -17,6 +17,7 @@ from ._msc_prompts import load_msc_prompts, packaged_prompts
 from ._options import CollabOptions
 from ._paper import COLLAB_PAPER, table_order
 from ._personas import Persona, PersonaFileError, load_personas_jsonl
+from ._presets import SMALL_PRESET
 from ._problems import ProblemSourceError, is_correct
 from ._profiles import CollabUser, as_collab_user, make_users
 from ._session import CollabEpisode, Protocol, SessionSettings
@@ -50,6 +51,7 @@ class CollabBenchmark(Benchmark):
     options_model = CollabOptions
     metrics = ("TS", "UE", "UE_pref", "Len")
     lower_is_better = frozenset({"UE", "UE_pref", "Len"})
+    presets = (SMALL_PRESET,)
     produces = (CollabOutcome,)
     roles = ("user", "judge")
     memory_defaults: ClassVar[dict[str, dict[str, Any]]] = {"reflection": {"form": "msc"}}

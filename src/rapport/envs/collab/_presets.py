@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .._presets import Preset
-from ..gyms import SMALL_OPTIONS as _GYM_SMALL_OPTIONS
 
 _SMALL_OPTIONS = {
     "session": "guarded",
@@ -31,7 +30,6 @@ SMALL_PRESET = Preset(
     options={
         "collab": _SMALL_OPTIONS,
         "collab-ablation": _SMALL_OPTIONS,
-        "gym": _GYM_SMALL_OPTIONS,
     },
     memory_options={"collab": _SMALL_MEMORY, "collab-ablation": _SMALL_MEMORY},
 )

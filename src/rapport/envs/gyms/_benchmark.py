@@ -18,6 +18,7 @@ from rapport.log import (
     UserSpec,
 )
 
+from .._presets import Preset
 from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog
 from ._core import Gym
 from ._options import (
@@ -25,6 +26,7 @@ from ._options import (
     EVAL_TEMPERATURE,
     EXPLORE_TEMPERATURE,
     PAPER_PROTOCOL,
+    SMALL_OPTIONS,
     GymOptions,
 )
 from ._registry import ANSWERED, EASY, make_gym
@@ -32,6 +34,14 @@ from ._report import report_tables
 from ._types import GymOutcome, GymTask
 from ._userrl import GymDataError, LoadedGym, load_userrl
 from ._userrl_players import make_userrl_gym
+
+SMALL_PRESET = Preset(
+    name="small",
+    summary="Small embedded models, in the gyms: a lenient move reader, repeated moves "
+    "asked again, 200-token moves.",
+    options={"gym": SMALL_OPTIONS},
+)
+"""The gyms' part of ``--preset small`` (the benchmarks' parts are merged by name)."""
 
 
 class GymBenchmark(Benchmark):
@@ -44,6 +54,7 @@ class GymBenchmark(Benchmark):
     produces = (GymOutcome,)
     roles = ("user", "judge")
     paper_protocol = PAPER_PROTOCOL
+    presets = (SMALL_PRESET,)
 
     def __init__(self, options: GymOptions | None = None, seed: int = 0) -> None:
         self.options = options or GymOptions()

@@ -19,14 +19,14 @@ from rapport.log import (
     Table,
     ToolCallEvent,
     UserSpec,
+    render_sessions,
 )
-from rapport.memory import render_sessions
 
 from .._protocol import AgentRequest, Benchmark, Episode, GenericSetting, SessionLog, paper_data
 from ._agent import render_instructions
 from ._dates import DateparserMissing, load_dateparser
 from ._generate import CHALLENGES, GenerationSettings, generate_users
-from ._metrics import DateRule, instance_scores
+from ._metrics import METRICS, DateRule, instance_scores
 from ._records import history_record, paraphrase_record, truth_text
 from ._release import load_release
 from ._report import report_tables
@@ -146,8 +146,7 @@ class MPTBenchmark(Benchmark):
     name = "mpt"
     options_model = MPTOptions
     uses: ClassVar[frozenset[GenericSetting]] = frozenset({"users"})
-    metrics = ("p_em", "ea_f1", "oa_f1", "f1", "token_ratio")
-    lower_is_better = frozenset({"token_ratio"})
+    declared_metrics = METRICS
     produces = (MPTHistoryOutcome, MPTEvalOutcome)
     roles = ("user",)
     memory_defaults: ClassVar[dict[str, dict[str, Any]]] = {"rag": {"k": RAG_TOP_K}}
@@ -246,7 +245,8 @@ class MPTBenchmark(Benchmark):
         """A replayed history session, or one evaluation instance answered with memory."""
         if isinstance(spec.task, MPTHistoryTask):
             return HistoryEpisode(spec, user.id, spec.task, models, self.options.paraphrase)
-        return InstanceEpisode(spec, spec.task_as(MPTEvalTask), self._counter(models))
+        task, rule = spec.task_as(MPTEvalTask), self.options.date_rule
+        return InstanceEpisode(spec, task, self._counter(models), date_rule=rule)
 
     def _counter(self, models: ModelRoles) -> TokenCounter:
         """The token counter of the run's agent model (one per model, so each user's full
@@ -329,8 +329,16 @@ class InstanceEpisode(Episode):
     release's schema for the turn type and the agent chooses one.
     """
 
-    def __init__(self, spec: SessionSpec, task: MPTEvalTask, counter: TokenCounter) -> None:
+    def __init__(
+        self,
+        spec: SessionSpec,
+        task: MPTEvalTask,
+        counter: TokenCounter,
+        *,
+        date_rule: DateRule = "exp7",
+    ) -> None:
         self.task, self.instance, self.counter = task, task.instance, counter
+        self.date_rule = date_rule
         self.functions: list[dict[str, Any]] = list(self.instance.functions)
         self.schema = instance_schema(self.instance)
         self.dialogue = [
@@ -422,6 +430,7 @@ class InstanceEpisode(Episode):
             full_history_tokens=self.full_history_tokens,
             context_tokens=self.context_tokens,
             token_method=self.token_method,
+            date_rule=self.date_rule,
         )
 
 

@@ -1,7 +1,9 @@
-"""MPT metrics: P-EM, OA-F1, F1, token cost, and their aggregation with bootstrap CIs.
+"""MPT metrics: P-EM, OA-F1, F1, token cost, their declarations (`METRICS`) and their
+aggregation with bootstrap CIs.
 
 Per instance the scores keep F1's components (true positives, predicted, gold) so that the
-report can aggregate them as micro F1 over all (domain, slot, value) triples.
+report can aggregate them as micro F1 over all (domain, slot, value) triples. The scores hold
+scores only: the date rule a run scored with is one of its options.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from rapport._stats import bootstrap_interval
+from rapport.log import Metric
 
 from ._dates import dateparser_value
 from ._types import MPTEvalOutcome
@@ -305,8 +308,6 @@ def instance_scores(
         "pref_tp": float(ptp),
         "pref_pred": float(ptp + pfp),
         "pref_gold": float(ptp + pfn),
-        "month_names": 1.0 if dates == "month_names" else 0.0,
-        "dateparser": 1.0 if dates == "dateparser" else 0.0,
     }
     context = float(context_tokens)
     full = float(outcome.full_history_tokens)
@@ -350,20 +351,54 @@ def micro_of(prefix: str) -> Callable[[Sequence[Mapping[str, float]]], float]:
     return lambda rows: micro_f1(rows, prefix)
 
 
+GUIDED = "context-guided"
+FREE = "context-free"
+POOLED = "both regimes'"
+"""What a table that pools the query types computes a metric over (its instances)."""
+
+METRICS = (
+    Metric(name="p_em", label="P-EM", regime=GUIDED, over="instances", reducer="mean"),
+    Metric(name="ea_f1", label="EA-F1", regime=GUIDED, over="instances", reducer="micro"),
+    Metric(name="oa_f1", label="OA-F1", regime=GUIDED, over="instances", reducer="micro"),
+    Metric(name="precision", label="P", regime=FREE, over="instances", reducer="micro"),
+    Metric(name="recall", label="R", regime=FREE, over="instances", reducer="micro"),
+    Metric(name="f1", label="F1", regime=FREE, over="instances", reducer="micro"),
+    Metric(
+        name="token_ratio",
+        label="tokens / full history",
+        over="instances",
+        reducer="mean",
+        lower_is_better=True,
+    ),
+)
+"""MPT's metrics as the paper reports them: P-EM, EA-F1 and OA-F1 on context-guided
+queries, P / R / F1 on context-free ones, each over instances; the token ratio on both."""
+DECLARED = {m.name: m for m in METRICS}
+
+Statistic = Callable[[Sequence[Mapping[str, float]]], float]
+_MICRO: dict[str, Statistic] = {
+    "ea_f1": micro_of("ea"),
+    "oa_f1": micro_of("oa"),
+    "precision": lambda rows: micro_precision(rows, "f1"),
+    "recall": lambda rows: micro_recall(rows, "f1"),
+    "f1": micro_of("f1"),
+}
+
+
+def statistic(metric: Metric) -> Statistic:
+    """How a set of instances gives the metric, as declared: a mean of the instance scores,
+    or micro precision / recall / F1 of their counts."""
+    return mean_of(metric.name) if metric.reducer == "mean" else _MICRO[metric.name]
+
+
 def summarize(rows: Sequence[Mapping[str, float]], *, resamples: int = 1000) -> dict[str, Any]:
-    """P-EM, EA-F1, OA-F1 (the context-guided regime's), P / R / F1 (the context-free
-    regime's) with 95% bootstrap CIs, and the mean token ratio, of a set of instances."""
+    """Every metric of `METRICS` over a set of instances, reduced as declared; those of a
+    regime with a 95% bootstrap CI (``NAME_ci``); and the schema-valid share."""
     out: dict[str, Any] = {"n": len(rows)}
-    for name, stat in (
-        ("p_em", mean_of("p_em")),
-        ("ea_f1", micro_of("ea")),
-        ("oa_f1", micro_of("oa")),
-        ("precision", lambda rows: micro_precision(rows, "f1")),
-        ("recall", lambda rows: micro_recall(rows, "f1")),
-        ("f1", micro_of("f1")),
-    ):
-        out[name] = stat(rows) if rows else math.nan
-        out[f"{name}_ci"] = bootstrap_interval(rows, stat, resamples=resamples)
-    out["token_ratio"] = mean_of("token_ratio")(rows) if rows else math.nan
+    for metric in METRICS:
+        stat = statistic(metric)
+        out[metric.name] = stat(rows) if rows else math.nan
+        if metric.regime:
+            out[f"{metric.name}_ci"] = bootstrap_interval(rows, stat, resamples=resamples)
     out["valid"] = mean_of("valid")(rows) if rows else math.nan
     return out

@@ -161,6 +161,12 @@ class MPTEvalOutcome(BaseOutcome):
     was played; scoring then counts characters / 4)."""
     token_method: str = ""
     """How both counts were made: ``tokenizer: MODEL`` or characters / 4."""
+    date_rule: str = ""
+    """The rule the run scores dates with (its ``dates`` and ``month_dates`` options, see
+    `normalize`); empty: stored before the outcome held it (the scores then name it)."""
 
     def topic(self) -> str:
         return self.domain
+
+    def regime(self) -> str:
+        return self.query_type
