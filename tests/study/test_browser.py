@@ -50,17 +50,22 @@ def _chat(page: Any, text: str) -> None:
     )
 
 
-def _survey(page: Any, rating: int, feedback: str) -> None:
-    """Answer every statement with the keyboard: Tab into each radio group, arrows to the
-    rating; then the free text, and Enter on the button."""
-    for item in ("adherence", "retention", "impact", "confidence"):
+def _survey(page: Any, rating: int, feedback: str, first: bool) -> None:
+    """Answer every question with the keyboard: Tab into each radio group, arrows to the
+    answer (memory is fixed in a part's first session); then the free text, and Enter on
+    the button."""
+    rated = [i for i in ("adherence", "memory", "impact", "confidence", "satisfaction")
+             if not (first and i == "memory")]  # fmt: skip
+    for item in rated:
         _tab_to(page, f"{item}-1")
         page.keyboard.press("Space")
         for _ in range(rating - 1):
-            page.keyboard.press("ArrowRight")
+            page.keyboard.press("ArrowDown")
         assert page.is_checked(f"#{item}-{rating}")
     _tab_to(page, "feedback")
     page.keyboard.type(feedback)
+    _tab_to(page, "own_preferences")
+    page.keyboard.type(f"also {feedback}")
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
 
@@ -101,7 +106,7 @@ def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
             page.wait_for_url(f"{url}/p/{token}/s/{session}/survey")
             if session == 1:
                 page.screenshot(path=str(shots / "survey.png"), full_page=True)
-            _survey(page, 5 - session, f"session {session} felt fine")
+            _survey(page, 5 - session, f"session {session} felt fine", session == 1)
             page.locator(f"section:has(#part-1) li:nth-child({session}).done").wait_for()
         unlabeled = page.evaluate(
             "[...document.querySelectorAll('input:not([type=hidden]), textarea')]"

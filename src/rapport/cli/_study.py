@@ -35,7 +35,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="ROLE=SPEC",
         action="append",
         default=[],
-        help="model per role (agent, memory; default: the embedded model)",
+        help="model per role (agent, memory; default: the embedded model); fixed for the "
+        "study's life",
+    )
+    create.add_argument(
+        "--problems-from",
+        metavar="CHECKOUT",
+        help="a checkout of the authors' user-study app (Shuhaibm/collaborative-agents-"
+        "human-study): study types with an app_study take its problems and preference "
+        "wordings, reflection its initial notes (default: the design's problems_from, "
+        "else rapport's own)",
     )
     create.set_defaults(handler=handle_create)
     serve = sub.add_parser("serve", help="serve the study's pages")
@@ -59,13 +68,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def handle_create(args: argparse.Namespace) -> int:
     """Make the study dir; print the invite paths and the researcher's page."""
     from rapport.envs.study import DesignError
+    from rapport.llm import ModelError
     from rapport.study import INVITES_FILE, create_study
 
     out = directory_path("--out", args.out)
     try:
-        made = create_study(args.design, args.participants, out, models=parse_models(args.model))
+        made = create_study(
+            args.design,
+            args.participants,
+            out,
+            models=parse_models(args.model),
+            problems_from=args.problems_from,
+            check_models=True,
+        )
     except DesignError as exc:
         raise UsageError(str(exc)) from exc
+    except ModelError as exc:
+        raise UsageError(f"cannot create {args.out}: {exc}") from exc
     print(f"study dir: {made.study_dir}")
     print(f"researcher page: /r/{made.researcher_token}/")
     print(f"invites ({len(made.tokens)}, also in {made.study_dir / INVITES_FILE}):")
@@ -92,14 +111,24 @@ def _runtime(study_dir: str):
 def handle_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C."""
     from rapport.llm import ModelError
-    from rapport.study import bind, serve
+    from rapport.study import bind, missing_extra, serve
 
+    missing = missing_extra()
+    if missing:
+        raise UsageError(f"the study app needs {missing}: pip install 'rapport[study]'")
     runtime = _runtime(args.study_dir)
     try:
         roles = {"agent"} | {r for m in runtime.memories.values() for r in (m.roles or ())}
         runtime.models.validate(roles)
+    except ModelError as exc:
+        runtime.close()
+        raise UsageError(
+            f"cannot serve {args.study_dir}: {exc} (a study's models are fixed when it is "
+            "made: rapport study create ... --model ROLE=SPEC)"
+        ) from exc
+    try:
         sock = bind(args.host, args.port)
-    except (ModelError, OSError) as exc:
+    except OSError as exc:
         runtime.close()
         raise UsageError(f"cannot serve {args.study_dir}: {exc}") from exc
     host, port = sock.getsockname()[:2]

@@ -117,16 +117,20 @@ def record_conversation(record: SessionRecord) -> str:
 
 
 async def update_notes(
-    model: Model, prompts: NotesPrompts, state: MemoryState, record: SessionRecord
+    model: Model,
+    prompts: NotesPrompts,
+    state: MemoryState,
+    record: SessionRecord,
+    initial: str = "",
 ) -> None:
-    """Rewrite the notes from the session (the previous notes kept on an empty answer).
+    """Rewrite the notes from the session (the previous notes kept on an empty answer);
+    `initial` stands for the notes while there are none yet.
 
     Raises:
         ModelError: the model failed (OutputValidationError: no valid notes).
     """
-    prompt = prompts.render(
-        "update", notes=notes_text(state), conversation=record_conversation(record)
-    )
+    notes = notes_text(state) or initial
+    prompt = prompts.render("update", notes=notes, conversation=record_conversation(record))
     messages = [Message(role="user", content=prompt)]
     if prompts.raw_notes:
         out = await model.generate(messages, config=NOTES_CONFIG)

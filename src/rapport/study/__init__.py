@@ -10,12 +10,13 @@ from ._create import (
     StudyCreated,
     create_study,
     is_study_dir,
+    models_ready,
     study_config,
 )
 from ._db import STUDY_FILE, SessionKey, StudyDB, TurnOrderError
 from ._guard import MAX_BODY, csrf_token
 from ._live import LiveSession, StudyRuntime, build_models
-from ._render import render_markdown
+from ._render import missing_extra, render_markdown
 from ._researcher import progress_rows
 from ._serve import HOST, bind, serve, start_study_server
 
@@ -37,6 +38,8 @@ __all__ = [
     "create_study",
     "csrf_token",
     "is_study_dir",
+    "missing_extra",
+    "models_ready",
     "progress_rows",
     "render_markdown",
     "serve",

@@ -28,6 +28,7 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from rapport.envs.study import (
+    FREE_TEXT,
     ITEM_IDS,
     SESSIONS,
     Assignment,
@@ -269,22 +270,22 @@ class Participants:
         return page(
             "survey.html",
             **self._context(
-                who, study_type, token=token, pos=pos, number=number, answered=answered
+                who,
+                study_type,
+                token=token,
+                pos=pos,
+                number=number,
+                answered=answered,
+                fixed=SurveyAnswers.fixed_in_first_session() if number == 1 else {},
             ),
         )
 
     async def answer(self, request: Request) -> Response:
-        who, _pos, key, token = self._open(request)
+        who, pos, key, token = self._open(request)
         values = await form(request, self.secret, who.participant)
         if not self.rt.db.ended(key):
             raise HTTPException(409, "end the conversation before the survey")
-        try:
-            answers = SurveyAnswers(
-                ratings={i: int(values.get(i, "0") or 0) for i in ITEM_IDS},
-                feedback=values.get("feedback", "").strip(),
-            )
-        except (ValidationError, ValueError) as exc:
-            raise HTTPException(400, one_line(exc)) from None
+        answers = survey_answers(values, first=(pos - 1) % SESSIONS == 0)
         self.rt.db.put_survey(key, answers)
         if self.rt.stored(key) is None:
             self.rt.session(key)
@@ -318,6 +319,26 @@ class Participants:
         self.rt.db.close_study(who.participant, answers)
         self.rt.store_closing(who.participant)
         return RedirectResponse(f"/p/{token}/closing", status_code=303)
+
+
+def survey_answers(values: dict[str, str], *, first: bool) -> SurveyAnswers:
+    """A survey form's answers; in a block's first session the items it fixes (memory:
+    nothing to remember yet) take their fixed answer whatever was sent.
+
+    Raises:
+        HTTPException: 400 with what is missing or wrong.
+    """
+    ratings = {i: int(v) if (v := values.get(i, "")).isdigit() else 0 for i in ITEM_IDS}
+    if first:
+        ratings.update(SurveyAnswers.fixed_in_first_session())
+    try:
+        return SurveyAnswers(
+            ratings=ratings,
+            impact=values.get("impact", ""),  # type: ignore[arg-type]
+            **{t.id: values.get(t.id, "").strip() for t in FREE_TEXT},
+        )
+    except ValidationError as exc:
+        raise HTTPException(400, one_line(exc)) from None
 
 
 def _closing_choices(who: Assignment) -> list[tuple[str, str]]:
