@@ -160,10 +160,10 @@ def create_study(
     config, conditions = study_config(
         design_path, participants, out, models or {}, problems_from=problems_from
     )
-    if check_models:
-        models_ready(config)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise DesignError(f"{out} exists and is not an empty directory")
+    if check_models:
+        models_ready(config)
     benchmark = StudyBenchmark.from_config(config)
     out.mkdir(parents=True, exist_ok=True)
     with RunStore(out) as store:

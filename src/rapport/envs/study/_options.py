@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from rapport.llm import DEFAULT_SPEC
 from rapport.log import ExperimentConfig, role_sampling
 
 from .._paper import PaperSetting, memory_option, model_of
@@ -187,15 +188,15 @@ PAPER_PROTOCOL: tuple[PaperSetting, ...] = (
         19,
         "App. F",
         "--participants",
-        lambda c: c.users,
-        note="as many as a study recruits",
+        lambda c: c.users if "design" in c.options else None,
+        note="as many as a study recruits (create --participants N)",
     ),
     PaperSetting(
         "agent model",
         "Llama-3.3-70B-Instruct",
         APP,
         "create --model agent=SPEC",
-        model_of("agent"),
+        lambda c: model_of("agent")(c) or DEFAULT_SPEC,
         note="serve it with vLLM or another OpenAI-compatible server (docs/serving.md)",
         matches=_llama_70b,
     ),
