@@ -30,7 +30,16 @@ def test_create_prints_one_invite_per_participant(
     assert stat.S_IMODE(os.stat(out / "invites.csv").st_mode) == 0o600
     assert main(["study", "status", str(out)]) == 0
     status = capsys.readouterr().out
-    assert "participants: 3, consented: 0" in status and "sessions 0/12" in status
+    assert "participants: 3, consented: 0" in status
+    lines = status.splitlines()[1:]
+    assert lines[0].split() == [
+        "participant", "study", "types", "condition", "order", "consented", "sessions", "closing"
+    ]  # fmt: skip
+    assert [line.split()[-2:] for line in lines[1:]] == [["0/12", "-"]] * 3
+    # every column starts at the same place on every line
+    for column in ("condition order", "consented", "sessions", "closing"):
+        at = lines[0].index(column)
+        assert all(line[at - 2 : at] == "  " and line[at] != " " for line in lines[1:])
     assert main(["study", "status", str(out), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [p["participant"] for p in listed["participants"]] == ["p01", "p02", "p03"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from ._config import parse_models, port_number, whole_number
 from ._errors import UsageError, directory_path
@@ -163,11 +164,25 @@ def handle_status(args: argparse.Namespace) -> int:
         print(json.dumps({"counts": counts, "participants": rows}))
         return 0
     print(", ".join(f"{k}: {v}" for k, v in counts.items()))
-    for r in rows:
-        closing = "closing answered" if r["closing"] else ""
-        print(
-            f"  {r['participant']}  {r['study_type']:<8} {r['order']:<24} "
-            f"consented: {'yes' if r['consented'] else 'no ':<3}  sessions {r['done']}/{r['total']}"
-            f"  {closing}".rstrip()
-        )
+    print(status_table(rows))
     return 0
+
+
+def status_table(rows: list[dict[str, Any]]) -> str:
+    """The participants as aligned columns under a header."""
+    head = ["participant", "study types", "condition order", "consented", "sessions", "closing"]
+    body = [
+        [
+            r["participant"],
+            r["study_type"],
+            r["order"],
+            "yes" if r["consented"] else "no",
+            f"{r['done']}/{r['total']}",
+            "answered" if r["closing"] else "-",
+        ]
+        for r in rows
+    ]
+    widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+             for line in [head, *body]]  # fmt: skip
+    return "\n".join("  " + line for line in lines)

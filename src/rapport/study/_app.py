@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
@@ -207,9 +208,31 @@ class Participants:
             return JSONResponse({"stored": seq})
         return RedirectResponse(f"/p/{token}/s/{pos}#m{seq}", status_code=303)
 
+    async def confirm_end(self, request: Request) -> Response:
+        """The question before a session ends (its form posts to `end`)."""
+        who, pos, key, token = self._open(request)
+        if self.rt.db.ended(key) or self.rt.stored(key) is not None:
+            return RedirectResponse(f"/p/{token}/s/{pos}/survey", status_code=303)
+        part, study_type = self._part(who, pos)
+        written = sum(m.speaker == "user" for m in self.rt.db.messages(key))
+        return page(
+            "end.html",
+            **self._context(
+                who,
+                study_type,
+                token=token,
+                pos=pos,
+                part=part,
+                number=(pos - 1) % SESSIONS + 1,
+                written=written,
+            ),
+        )
+
     async def end(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
         await form(request, self.secret, who.participant)
+        if not any(m.speaker == "user" for m in self.rt.db.messages(key)):
+            raise HTTPException(409, "write to the assistant before you end this session")
         if self.rt.stored(key) is None:
             live = self.rt.session(key)
             if not self.rt.db.ended(key):
@@ -356,12 +379,34 @@ def _event(kind: str, body: object) -> str:
     return f"event: {kind}\ndata: {json.dumps(body)}\n\n"
 
 
+HEADINGS = {400: "Something is missing", 404: "Not found", 409: "Not yet", 413: "Too long"}
+_PARTICIPANT_PATH = re.compile(r"^/p/([A-Za-z0-9_-]+)(?:/|$)")
+
+
 async def _error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "server error"
     if "application/json" in request.headers.get("accept", ""):
         return JSONResponse({"error": detail}, status_code=status)
-    return page("error.html", status=status, status_code=status, detail=detail)
+    return page(
+        "error.html",
+        status=status,
+        status_code=status,
+        heading=HEADINGS.get(status, "Something went wrong"),
+        detail=detail,
+        back=_way_back(request),
+    )
+
+
+def _way_back(request: Request) -> str:
+    """A participant's sessions page, for an error on one of their pages ("" for a link
+    that is not valid)."""
+    found = _PARTICIPANT_PATH.match(request.url.path)
+    if found is None:
+        return ""
+    runtime: StudyRuntime = request.app.state.runtime
+    token = found.group(1)
+    return f"/p/{token}" if runtime.db.participant_by_token(token) is not None else ""
 
 
 async def _asset(request: Request) -> Response:
@@ -381,6 +426,7 @@ def create_app(runtime: StudyRuntime) -> Starlette:
         Route("/p/{token}/consent", p.consent, methods=["POST"]),
         Route("/p/{token}/s/{pos:int}", p.session),
         Route("/p/{token}/s/{pos:int}/message", p.message, methods=["POST"]),
+        Route("/p/{token}/s/{pos:int}/end", p.confirm_end),
         Route("/p/{token}/s/{pos:int}/end", p.end, methods=["POST"]),
         Route("/p/{token}/s/{pos:int}/events", p.events),
         Route("/p/{token}/s/{pos:int}/survey", p.survey),
