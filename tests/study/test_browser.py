@@ -72,12 +72,14 @@ def _survey(page: Any, rating: int, feedback: str, first: bool) -> None:
 
 _ROWS_OF_OPTIONS = """
 [...document.querySelectorAll('fieldset')].map(f => {
-  const tops = [...f.querySelectorAll('input[type=radio]')].map(r => Math.round(r.getBoundingClientRect().top));
-  const labels = [...f.querySelectorAll('input[type=radio]')].map(r => {
+  const radios = [...f.querySelectorAll('input[type=radio]')];
+  const tops = radios.map(r => Math.round(r.getBoundingClientRect().top));
+  const labels = radios.map(r => {
     const box = r.labels[0].getBoundingClientRect(), own = r.getBoundingClientRect();
     return own.top >= box.top - 4 && own.top <= box.bottom;
   });
-  return {id: f.id, radios: tops.length, rows: new Set(tops).size, besideLabel: labels.every(x => x)};
+  return {id: f.id, radios: tops.length, rows: new Set(tops).size,
+          besideLabel: labels.every(x => x)};
 })
 """
 

@@ -112,7 +112,7 @@ def _runtime(study_dir: str):
 def handle_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C."""
     from rapport.llm import ModelError
-    from rapport.study import bind, missing_extra, serve
+    from rapport.study import bind, missing_extra, record_serving, serve
 
     missing = missing_extra()
     if missing:
@@ -132,6 +132,7 @@ def handle_serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         runtime.close()
         raise UsageError(f"cannot serve {args.study_dir}: {exc}") from exc
+    record_serving(runtime)
     host, port = sock.getsockname()[:2]
     print(
         f"rapport study: serving {args.study_dir} on http://{host}:{port}/ (Ctrl-C to stop)",

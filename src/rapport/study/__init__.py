@@ -16,6 +16,7 @@ from ._create import (
 from ._db import STUDY_FILE, SessionKey, StudyDB, TurnOrderError
 from ._guard import MAX_BODY, csrf_token
 from ._live import LiveSession, StudyRuntime, build_models
+from ._provenance import describe_serving, record_serving
 from ._render import missing_extra, render_markdown
 from ._researcher import progress_rows
 from ._serve import HOST, bind, serve, start_study_server
@@ -37,10 +38,12 @@ __all__ = [
     "create_app",
     "create_study",
     "csrf_token",
+    "describe_serving",
     "is_study_dir",
     "missing_extra",
     "models_ready",
     "progress_rows",
+    "record_serving",
     "render_markdown",
     "serve",
     "start_study_server",

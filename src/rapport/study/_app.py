@@ -38,6 +38,7 @@ from rapport.envs.study import (
     preference_card,
 )
 from rapport.eval import one_line
+from rapport.log import UserRecord
 
 from ._db import SessionKey, TurnOrderError
 from ._guard import Guard, csrf_token, form
@@ -145,7 +146,17 @@ class Participants:
         if values.get("agree") != "yes":
             raise HTTPException(400, "tick the box to agree before starting")
         self.rt.db.consent(who.participant)
+        self._join_consented()
         return RedirectResponse(f"/p/{request.path_params['token']}", status_code=303)
+
+    def _join_consented(self) -> None:
+        """Put the participants who consented among the run's users (the report counts them);
+        those who consented before keep their place."""
+        consented = [a for a in self.rt.db.assignments() if self.rt.db.consented(a.participant)]
+        users = [self.rt.benchmark.user(a.participant) for a in consented]
+        self.rt.store.put_users(
+            [UserRecord(user_id=u.id, spec=u.model_dump(mode="json")) for u in users]
+        )
 
     def _open(self, request: Request) -> tuple[Assignment, int, SessionKey, str]:
         """The participant, the session position and key; 409 when its turn has not come."""

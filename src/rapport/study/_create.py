@@ -24,7 +24,7 @@ from rapport.envs.study import (
 )
 from rapport.eval import one_line
 from rapport.llm import ModelError, ModelRoles
-from rapport.log import Condition, ExperimentConfig, UserRecord
+from rapport.log import Condition, ExperimentConfig
 from rapport.memory import MEMORIES, create_memory, is_memory
 from rapport.store import RunStore
 
@@ -167,13 +167,7 @@ def create_study(
     benchmark = StudyBenchmark.from_config(config)
     out.mkdir(parents=True, exist_ok=True)
     with RunStore(out) as store:
-        store.create_or_open(config, conditions)
-        store.put_users(
-            [
-                UserRecord(user_id=u.id, spec=u.model_dump(mode="json"))
-                for u in benchmark.users(participants, config.seed)
-            ]
-        )
+        store.create_or_open(config, conditions)  # participants join as they consent
     db = StudyDB(out, create=True)
     try:
         researcher, tokens = db.initialise(benchmark.options.assignments)

@@ -239,6 +239,27 @@ class StudyBenchmark(Benchmark):
         return scores
 
     @classmethod
+    def session_series(
+        cls, config: ExperimentConfig, records: Sequence[SessionRecord]
+    ) -> list[tuple[str, int] | None] | None:
+        """Each study type is a series of its own, by the session's number in its block: a
+        condition's sessions are numbered on over the study types in the run store, and
+        participants meet the types in different orders, so those numbers do not join."""
+        if "assignments" not in config.options:
+            return None
+        options = StudyOptions.model_validate(config.options)
+        people = {a.participant: a for a in options.assignments}
+        places: list[tuple[str, int] | None] = []
+        for record in records:
+            try:
+                block = people[record.user_id].block_at(record.condition, record.index)
+            except KeyError:
+                places.append(None)
+                continue
+            places.append((block.study_type, record.index - block.first))
+        return places
+
+    @classmethod
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:
         """Per session and condition: the survey (median, mean with CI; the paper's Table
         5), the memory minus no-memory difference (its Figure 10), the impact answers and
