@@ -41,7 +41,7 @@ from rapport.study import SessionKey, StudyDB, create_study
 DESIGN = Path(__file__).parents[1] / "docs" / "study-design.yaml"
 _CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
 _URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
-ITEMS = ("adherence", "retention", "impact", "confidence")
+ITEMS = ("adherence", "memory", "confidence", "satisfaction")
 
 
 @dataclass
@@ -90,7 +90,7 @@ async def _session(client: httpx.AsyncClient, base: str, pos: int, csrf: str, t:
             t.errors.append(f"no reply {path}")
         t.replies.append(time.perf_counter() - sent)
     await _timed(t, client.post, f"{path}/end", data={"csrf": csrf})
-    ratings = {i: "4" for i in ITEMS}
+    ratings = {i: "4" for i in ITEMS} | {"impact": "followed_helped"}
     await _timed(t, client.post, f"{path}/survey", data={"csrf": csrf, **ratings, "feedback": "ok"})
     t.surveys += 1
     for _ in range(500):

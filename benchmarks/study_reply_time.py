@@ -79,7 +79,8 @@ def _session(client: httpx.Client, base: str, pos: int, texts: list[str]) -> dic
         lengths.append(len(str(reply["text"])))
     client.post(f"{path}/end", data={"csrf": csrf})
     start = time.perf_counter()
-    ratings = {i: "4" for i in ("adherence", "retention", "impact", "confidence")}
+    ratings = {i: "4" for i in ("adherence", "memory", "confidence", "satisfaction")}
+    ratings["impact"] = "followed_helped"
     client.post(f"{path}/survey", data={"csrf": csrf, **ratings})
     while "This session is complete" not in client.get(path).text:
         time.sleep(0.5)

@@ -39,10 +39,13 @@ def states(events: list[tuple[str, object]]) -> list[object]:
 
 
 def memory_reply(request: Request) -> str:
-    """Reflection keeps one note; recall selects it."""
+    """Reflection keeps one note (as the study's notes document, or a list); recall
+    selects it."""
     title = str((request.json_schema or {}).get("title", ""))
     if title == "NoteSelection":
         return json.dumps({"notes": [1]})
+    if title == "NotesUpdate":
+        return json.dumps({"reasoning": "They asked for numbered steps.", "notes": NOTE})
     return json.dumps({"reasoning": "They asked for numbered steps.", "notes": [NOTE]})
 
 
@@ -130,7 +133,8 @@ class Participant:
         return self.client.post(f"{self.path}/s/{pos}/end", data={"csrf": self.csrf})
 
     def survey(self, pos: int, rating: int = 4, feedback: str = "") -> httpx.Response:
-        data = {i: str(rating) for i in ("adherence", "retention", "impact", "confidence")}
+        data = {i: str(rating) for i in ("adherence", "memory", "confidence", "satisfaction")}
+        data["impact"] = "followed_helped"
         return self.client.post(
             f"{self.path}/s/{pos}/survey", data={"csrf": self.csrf, **data, "feedback": feedback}
         )

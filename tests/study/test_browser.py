@@ -65,19 +65,56 @@ def _chat(page: Any, text: str) -> None:
     )
 
 
-def _survey(page: Any, rating: int, feedback: str) -> None:
-    """Answer every statement with the keyboard: Tab into each radio group, arrows to the
-    rating; then the free text, and Enter on the button."""
-    for item in ("adherence", "retention", "impact", "confidence"):
+def _survey(page: Any, rating: int, feedback: str, first: bool) -> None:
+    """Answer every question with the keyboard: Tab into each radio group, arrows to the
+    answer (memory is fixed in a part's first session); then the free text, and Enter on
+    the button."""
+    rated = [i for i in ("adherence", "memory", "impact", "confidence", "satisfaction")
+             if not (first and i == "memory")]  # fmt: skip
+    for item in rated:
         _tab_to(page, f"{item}-1")
         page.keyboard.press("Space")
         for _ in range(rating - 1):
-            page.keyboard.press("ArrowRight")
+            page.keyboard.press("ArrowDown")
         assert page.is_checked(f"#{item}-{rating}")
     _tab_to(page, "feedback")
     page.keyboard.type(feedback)
+    _tab_to(page, "own_preferences")
+    page.keyboard.type(f"also {feedback}")
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
+
+
+_ROWS_OF_OPTIONS = """
+[...document.querySelectorAll('fieldset')].map(f => {
+  const radios = [...f.querySelectorAll('input[type=radio]')];
+  const tops = radios.map(r => Math.round(r.getBoundingClientRect().top));
+  const labels = radios.map(r => {
+    const box = r.labels[0].getBoundingClientRect(), own = r.getBoundingClientRect();
+    return own.top >= box.top - 4 && own.top <= box.bottom;
+  });
+  return {id: f.id, radios: tops.length, rows: new Set(tops).size,
+          besideLabel: labels.every(x => x)};
+})
+"""
+
+
+def _phone_survey(page: Any, shots: Path) -> None:
+    """At 390 px each anchored answer is one row with its radio beside its words (never
+    split from them), and the page does not scroll sideways."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    groups = page.evaluate(_ROWS_OF_OPTIONS)
+    assert [g["id"] for g in groups] == [
+        "q-adherence", "q-memory", "q-impact", "q-confidence", "q-satisfaction"
+    ]  # fmt: skip
+    for g in groups:
+        if g["radios"]:
+            assert g["rows"] == g["radios"] and g["besideLabel"], g
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=str(shots / "survey.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.screenshot(path=str(shots / "survey-1280.png"), full_page=True)
+    page.set_viewport_size({"width": 1000, "height": 900})
 
 
 def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
@@ -113,11 +150,12 @@ def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
             assert page.locator("#chat li.msg").count() == 4
             if session == 1:
                 page.screenshot(path=str(shots / "session.png"), full_page=True)
-            page.click("text=End this session and go to its questions")
+            page.click("#end-link")
+            page.click("#end-button")
             page.wait_for_url(f"{url}/p/{token}/s/{session}/survey")
             if session == 1:
-                page.screenshot(path=str(shots / "survey.png"), full_page=True)
-            _survey(page, 5 - session, f"session {session} felt fine")
+                _phone_survey(page, shots)
+            _survey(page, 5 - session, f"session {session} felt fine", session == 1)
             page.locator(f"section:has(#part-1) li:nth-child({session}).done").wait_for()
         unlabeled = page.evaluate(
             "[...document.querySelectorAll('input:not([type=hidden]), textarea')]"
@@ -130,7 +168,20 @@ def test_a_participant_does_three_sessions_and_the_researcher_sees_them(
         assert "session 1 felt fine" in body and "session 3 felt fine" in body
         survey_rows = page.locator("table:has(caption:has-text('per session, median')) tbody tr")
         assert survey_rows.count() == 3
+        page.set_viewport_size({"width": 1280, "height": 900})
+        assert page.evaluate("document.querySelector('main').clientWidth") > 1200
+        clipped = page.evaluate(
+            "[...document.querySelectorAll('.wide')].filter(d => d.scrollWidth > d.clientWidth)"
+            ".map(d => d.querySelector('caption').textContent)"
+        )
+        assert clipped == []
         page.screenshot(path=str(shots / "researcher.png"), full_page=True)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.screenshot(path=str(shots / "researcher-390.png"), full_page=True)
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.click("text=p01")
+        assert page.locator("h1").inner_text() == "Participant p01"
+        assert "session 1 felt fine" in page.locator("main").inner_text()
     sizes = {p.name: p.stat().st_size for p in shots.iterdir()}
     assert {"consent.png", "home.png", "session.png", "survey.png", "researcher.png"} <= set(sizes)
 

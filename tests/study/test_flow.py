@@ -83,11 +83,11 @@ def test_a_participant_works_through_every_session(study: StudyCreated, capsys) 
     assert all(not r.turns[1].text.startswith("1. ") for r in records if r.condition == "none")
     report = build_report(study.study_dir)
     assert report.benchmark == "study" and report.sessions == 12
-    assert report.metrics == ["length", "adherence", "retention", "impact", "confidence"]
+    assert report.metrics == ["length", "adherence", "memory", "confidence", "satisfaction"]
     titles = [t.title for t in report.tables]
     assert any("free-text" in t for t in titles)
     free = next(t for t in report.tables if "free-text" in t.title)
-    assert len(free.rows) == 12 and ["reflection", "mixed", 1, pid, "note on 7"] in free.rows
+    assert len(free.rows) == 12 and ["reflection", "mixed", 1, pid, "note on 7", "-"] in free.rows
     # Ratings were pos % 5 + 1: coding with reflection (parts' sessions 1-3) got 2, 3, 4,
     # without (4-6) 5, 1, 2; mixed with reflection (7-9) 3, 4, 5, without (10-12) 1, 2, 3.
     diff = next(t for t in report.tables if "memory - no memory" in t.title)

@@ -6,6 +6,7 @@ import argparse
 import json
 import sqlite3
 import sys
+from typing import Any
 
 from ._config import parse_models, port_number, whole_number
 from ._errors import UsageError, directory_path
@@ -36,7 +37,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="ROLE=SPEC",
         action="append",
         default=[],
-        help="model per role (agent, memory; default: the embedded model)",
+        help="model per role (agent, memory; default: the embedded model); fixed for the "
+        "study's life",
+    )
+    create.add_argument(
+        "--problems-from",
+        metavar="CHECKOUT",
+        help="a checkout of the authors' user-study app (Shuhaibm/collaborative-agents-"
+        "human-study): study types with an app_study take its problems and preference "
+        "wordings, reflection its initial notes (default: the design's problems_from, "
+        "else rapport's own)",
     )
     create.add_argument(
         "--invite-days",
@@ -73,6 +83,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def handle_create(args: argparse.Namespace) -> int:
     """Make the study dir; print the invite paths and the researcher's page."""
     from rapport.envs.study import DesignError
+    from rapport.llm import ModelError
     from rapport.study import INVITES_FILE, create_study
 
     out = directory_path("--out", args.out)
@@ -83,9 +94,13 @@ def handle_create(args: argparse.Namespace) -> int:
             out,
             models=parse_models(args.model),
             invite_days=args.invite_days,
+            problems_from=args.problems_from,
+            check_models=True,
         )
     except DesignError as exc:
         raise UsageError(str(exc)) from exc
+    except ModelError as exc:
+        raise UsageError(f"cannot create {args.out}: {exc}") from exc
     except (OSError, sqlite3.Error) as exc:
         raise UsageError(f"cannot create the study in {out}: {exc}; nothing was kept") from exc
     print(f"study dir: {made.study_dir}")
@@ -114,16 +129,27 @@ def _runtime(study_dir: str):
 def handle_serve(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C."""
     from rapport.llm import ModelError
-    from rapport.study import bind, serve
+    from rapport.study import bind, missing_extra, record_serving, serve
 
+    missing = missing_extra()
+    if missing:
+        raise UsageError(f"the study app needs {missing}: pip install 'rapport[study]'")
     runtime = _runtime(args.study_dir)
     try:
         roles = {"agent"} | {r for m in runtime.memories.values() for r in (m.roles or ())}
         runtime.models.validate(roles)
+    except ModelError as exc:
+        runtime.close()
+        raise UsageError(
+            f"cannot serve {args.study_dir}: {exc} (a study's models are fixed when it is "
+            "made: rapport study create ... --model ROLE=SPEC)"
+        ) from exc
+    try:
         sock = bind(args.host, args.port)
-    except (ModelError, OSError) as exc:
+    except OSError as exc:
         runtime.close()
         raise UsageError(f"cannot serve {args.study_dir}: {exc}") from exc
+    record_serving(runtime)
     host, port = sock.getsockname()[:2]
     print(
         f"rapport study: serving {args.study_dir} on http://{host}:{port}/ (Ctrl-C to stop)",
@@ -156,13 +182,7 @@ def handle_status(args: argparse.Namespace) -> int:
         print(json.dumps({"counts": counts, "participants": rows}))
         return 0
     print(", ".join(f"{k}: {v}" for k, v in counts.items()))
-    for r in rows:
-        closing = "closing answered" if r["closing"] else ""
-        print(
-            f"  {r['participant']}  {r['study_type']:<8} {r['order']:<24} "
-            f"consented: {'yes' if r['consented'] else 'no ':<3}  sessions {r['done']}/{r['total']}"
-            f"  {closing}".rstrip()
-        )
+    print(status_table(rows))
     return 0
 
 
@@ -181,3 +201,23 @@ def handle_revoke(args: argparse.Namespace) -> int:
         raise UsageError(f"no participant {', '.join(missing)} in {args.study_dir}")
     print(f"revoked: {', '.join(args.participants)}")
     return 0
+
+
+def status_table(rows: list[dict[str, Any]]) -> str:
+    """The participants as aligned columns under a header."""
+    head = ["participant", "study types", "condition order", "consented", "sessions", "closing"]
+    body = [
+        [
+            r["participant"],
+            r["study_type"],
+            r["order"],
+            "yes" if r["consented"] else "no",
+            f"{r['done']}/{r['total']}",
+            "answered" if r["closing"] else "-",
+        ]
+        for r in rows
+    ]
+    widths = [max(len(line[i]) for line in [head, *body]) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+             for line in [head, *body]]  # fmt: skip
+    return "\n".join("  " + line for line in lines)

@@ -235,6 +235,16 @@ class Benchmark(ABC):
             ValueError: data the options name cannot be read.
         """
 
+    @classmethod
+    def session_series(
+        cls, config: ExperimentConfig, records: Sequence[SessionRecord]
+    ) -> list[tuple[str, int] | None] | None:
+        """Where each session sits in per-session charts when a condition's sessions form
+        several series (a study's study types): per record, the series' name and the
+        session's position in it (0-based); None for all: one series per condition, by
+        session index."""
+        return None
+
     def protocol_memory_options(self) -> dict[str, dict[str, Any]]:
         """The memory options this run's protocol sets: `memory_defaults`, and what the
         run's own options add to them (a checkout the memory reads too)."""

@@ -21,7 +21,13 @@ from ._metrics import (
 from ._orchestrator import MAX_AGENT_CALLS, Orchestrator, guarded, one_line, record_failure
 from ._plan import ConditionPlan, RoleEstimate, RunPlan, plan_experiment
 from ._prepare import model_roles, prepare_experiment, run, run_experiment
-from ._provenance import describe_invocation, git_revision, package_versions, redact_url
+from ._provenance import (
+    describe_invocation,
+    describe_models,
+    git_revision,
+    package_versions,
+    redact_url,
+)
 from ._resume import MAX_ATTEMPTS
 from ._runner import Experiment, ExperimentError, RunResult
 
@@ -45,6 +51,7 @@ __all__ = [
     "by_condition",
     "condition_metrics",
     "describe_invocation",
+    "describe_models",
     "error_counts",
     "eval_sessions",
     "git_revision",

@@ -130,17 +130,18 @@ async def update_notes(
     record: SessionRecord,
     *,
     msc_json: bool = False,
+    initial: str = "",
 ) -> None:
-    """Rewrite the notes from the session (the previous notes kept on an empty answer).
-    With `msc_json` (MSC's Llama-3.3-70B path), the reply is one JSON object whose
-    ``agent_notes`` are the notes, asked again until it parses, up to MSC's 10 attempts.
+    """Rewrite the notes from the session (the previous notes kept on an empty answer);
+    `initial` stands for the notes while there are none yet. With `msc_json` (MSC's
+    Llama-3.3-70B path), the reply is one JSON object whose ``agent_notes`` are the notes,
+    asked again until it parses, up to MSC's 10 attempts.
 
     Raises:
         ModelError: the model failed (OutputValidationError: no valid notes).
     """
-    prompt = prompts.render(
-        "update", notes=notes_text(state), conversation=record_conversation(record)
-    )
+    notes = notes_text(state) or initial
+    prompt = prompts.render("update", notes=notes, conversation=record_conversation(record))
     messages = [Message(role="user", content=prompt)]
     if msc_json:
         update = await _msc_json_update(model, messages)

@@ -242,6 +242,10 @@ class ReflectionMemory(BaseMemory):
         above apply); ``msc``: MultiSessionCollab's one free-text notes document, rewritten
         from the whole conversation, all of it in the system prompt and the relevant part
         picked in words before every reply, nothing capped (only ``select`` applies)."""
+        initial_notes: str = ""
+        """``form: msc``: what the first notes update is given as the notes while there are
+        none yet (the authors' user-study app gives it a line saying nothing is learned
+        yet); "": nothing, as in MSC's benchmark code."""
         pick_before_notes: bool = True
         """``form: msc``: the per-turn pick runs while the notes are still empty too, as in
         MSC's code (False: no pick call until the first session is learned)."""
@@ -350,6 +354,7 @@ class ReflectionMemory(BaseMemory):
                 state,
                 record,
                 msc_json=self.options.notes_format == "json",
+                initial=self.options.initial_notes,
             )
             return
         prior = [item.text for item in state.items]

@@ -22,7 +22,13 @@ from rapport.llm import redact_secrets
 from rapport.log import ErrorEvent, Metric, Run, SessionRecord, Table
 from rapport.store import RunStore
 
-from ._curves import CurvePoint, PairedDifference, paired_differences, session_curves
+from ._curves import (
+    CurvePoint,
+    PairedDifference,
+    paired_differences,
+    series_curves,
+    session_curves,
+)
 from ._describe import RunDescription, describe_run, planned_sessions
 
 
@@ -99,6 +105,10 @@ class Report(BaseModel):
     tables: list[Table] = Field(default_factory=list)
     description: RunDescription | None = None
     """The run's config, models, retrieval backends, packages and code revision."""
+    series_origins: dict[str, tuple[str, int]] = Field(default_factory=dict, exclude=True)
+    """Where a benchmark splits a condition's sessions into series (`curves` and `deltas`
+    keyed ``condition · series``, by position): series -> its condition and the session
+    index of its first position (for links to sessions; not in the JSON)."""
 
     @property
     def part_done(self) -> str:
@@ -221,6 +231,11 @@ def build_report(run_dir: str | Path, *, seed: int = 0, light: bool = False) -> 
     metrics = [m for m in hooks.metrics if m in seen] if hooks.metrics else seen
     order = _condition_order(run, records)
     numbers = aggregate(records, metrics, order, seed=seed)
+    origins: dict[str, tuple[str, int]] = {}
+    places = _series(run, records)
+    if places is not None:
+        split = series_curves(records, places, metrics, order, numbers.baseline, seed=seed)
+        numbers.curves, numbers.deltas, origins = split.curves, split.deltas, split.origins
     errors = [] if light else _errors(records)
     if not light:
         for entry in errors:
@@ -250,8 +265,18 @@ def build_report(run_dir: str | Path, *, seed: int = 0, light: bool = False) -> 
         failed_calls=sum(u.errors for u in usage.values()),
         tables=[] if light else hooks.tables,
         description=description,
+        series_origins=origins,
         **numbers.model_dump(),
     )
+
+
+def _series(run: Run, records: Sequence[SessionRecord]) -> list[tuple[str, int] | None] | None:
+    """The benchmark's series of its sessions (None: none, or its code is absent)."""
+    try:
+        cls: type[Benchmark] = benchmark_class(run.benchmark)
+    except (UnknownBenchmarkError, ImportError):
+        return None
+    return cls.session_series(run.config, records)
 
 
 def _condition_order(run: Run, records: Sequence[SessionRecord]) -> list[str]:

@@ -1,14 +1,15 @@
 """Per-session curves (absolute, by session index) and the paired overall difference to the
-baseline, both averaged over users with bootstrap CIs."""
+baseline, both averaged over users with bootstrap CIs; curves and differences split into a
+benchmark's series (`series_curves`)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel
 
-from rapport.eval import bootstrap_ci, by_condition, eval_sessions
+from rapport.eval import DeltaPoint, bootstrap_ci, by_condition, eval_sessions, session_deltas
 from rapport.log import SessionRecord
 
 _CI = {"mean", "ci_low", "ci_high"}
@@ -88,3 +89,53 @@ def paired_differences(
             **estimate.model_dump(include=_CI),
         )
     return result
+
+
+class SeriesCurves(BaseModel):
+    """Curves and differences to the baseline with a condition's sessions split into
+    series (a study's study types), each named ``condition · series`` and indexed by the
+    session's position in its series."""
+
+    curves: dict[str, dict[str, list[CurvePoint]]]
+    deltas: dict[str, dict[str, list[DeltaPoint]]]
+    origins: dict[str, tuple[str, int]]
+    """Series name -> its condition and the session index of its first position."""
+
+
+def series_curves(
+    records: Sequence[SessionRecord],
+    places: Sequence[tuple[str, int] | None],
+    metrics: Sequence[str],
+    order: Sequence[str],
+    baseline: str | None,
+    *,
+    seed: int = 0,
+) -> SeriesCurves:
+    """Per (condition, series): the metric by position (mean over users, CI) and, paired by
+    user and position, its difference to the baseline's same series."""
+    moved: dict[str, list[SessionRecord]] = defaultdict(list)
+    origins: dict[str, tuple[str, int]] = {}
+    for record, place in zip(records, places, strict=True):
+        if place is not None:
+            label, position = place
+            name = f"{record.condition} · {label}"
+            moved[label].append(record.model_copy(update={"condition": name, "index": position}))
+            origins.setdefault(name, (record.condition, record.index - position))
+    names = [f"{c} · {label}" for c in order for label in moved]
+    curves: dict[str, dict[str, list[CurvePoint]]] = defaultdict(dict)
+    deltas: dict[str, dict[str, list[DeltaPoint]]] = defaultdict(dict)
+    for label, group in moved.items():
+        for metric in metrics:
+            for name, points in session_curves(group, metric, seed=seed).items():
+                curves[name][metric] = points
+            if baseline is None or len(order) < 2:
+                continue
+            base = f"{baseline} · {label}"
+            for name, delta in session_deltas(group, metric, base, seed=seed).items():
+                if delta:
+                    deltas[name][metric] = delta
+    return SeriesCurves(
+        curves={n: curves[n] for n in names if n in curves},
+        deltas={n: deltas[n] for n in names if n in deltas},
+        origins={n: origins[n] for n in names if n in origins},
+    )

@@ -1,5 +1,6 @@
 """A report's per-session charts: absolute curves (one line per condition, also for a single
-condition) and differences to the baseline; the HTML report and the viewer draw the same."""
+condition, or per condition and series where the benchmark splits its sessions into series)
+and differences to the baseline; the HTML report and the viewer draw the same."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def curve_chart(
         href: (condition, session index) -> the link of a point (None: no links).
     """
     series = {c: d[metric] for c, d in report.curves.items() if d.get(metric)}
-    return chart(f"{metric} by session", series, href, colors=_colors(report))
+    return chart(f"{metric} by session", series, _links(report, href), colors=_colors(report))
 
 
 def delta_chart(
@@ -38,7 +39,23 @@ def delta_chart(
     """
     series = {c: d[metric] for c, d in report.deltas.items() if d.get(metric)}
     title = f"{metric} - {report.baseline} by session"
-    return chart(title, series, href, zero_line=True, colors=_colors(report))
+    return chart(title, series, _links(report, href), zero_line=True, colors=_colors(report))
+
+
+def _links(
+    report: Report, href: Callable[[str, int], str] | None
+) -> Callable[[str, int], str] | None:
+    """`href` for a chart whose lines may be a benchmark's series (``condition · series``
+    by position): such a point links to its condition's session."""
+    if href is None or not report.series_origins:
+        return href
+    origins = report.series_origins
+
+    def link(name: str, index: int) -> str:
+        condition, first = origins.get(name, (name, 0))
+        return href(condition, first + index)
+
+    return link
 
 
 def _colors(report: Report) -> dict[str, str]:

@@ -10,12 +10,14 @@ from ._create import (
     StudyCreated,
     create_study,
     is_study_dir,
+    models_ready,
     study_config,
 )
 from ._db import STUDY_FILE, SessionKey, StudyDB, TurnOrderError
 from ._guard import MAX_BODY, csrf_token
 from ._live import LiveSession, StudyRuntime, build_models
-from ._render import render_markdown
+from ._provenance import describe_serving, record_serving
+from ._render import missing_extra, render_markdown
 from ._reply import RETRY_DELAYS_S, PatientAgent, ReplyAbandoned
 from ._researcher import progress_rows
 from ._serve import HEADER_TIMEOUT_S, HOST, Quiet, bind, max_connections, serve, start_study_server
@@ -43,9 +45,13 @@ __all__ = [
     "create_app",
     "create_study",
     "csrf_token",
+    "describe_serving",
     "is_study_dir",
     "max_connections",
+    "missing_extra",
+    "models_ready",
     "progress_rows",
+    "record_serving",
     "render_markdown",
     "serve",
     "start_study_server",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
@@ -28,6 +29,7 @@ from starlette.responses import (
 from starlette.routing import Route
 
 from rapport.envs.study import (
+    FREE_TEXT,
     ITEM_IDS,
     SESSIONS,
     Assignment,
@@ -36,6 +38,7 @@ from rapport.envs.study import (
     preference_card,
 )
 from rapport.eval import MAX_AGENT_CALLS, one_line
+from rapport.log import UserRecord
 
 from ._chat import ChatPages
 from ._db import SessionKey, StoredMessage, TurnOrderError
@@ -155,7 +158,17 @@ class Participants:
         if values.get("agree") != "yes":
             raise HTTPException(400, "tick the box to agree before starting")
         self.rt.db.consent(who.participant)
+        self._join_consented()
         return RedirectResponse(f"/p/{request.path_params['token']}", status_code=303)
+
+    def _join_consented(self) -> None:
+        """Put the participants who consented among the run's users (the report counts them);
+        those who consented before keep their place."""
+        consented = [a for a in self.rt.db.assignments() if self.rt.db.consented(a.participant)]
+        users = [self.rt.benchmark.user(a.participant) for a in consented]
+        self.rt.store.put_users(
+            [UserRecord(user_id=u.id, spec=u.model_dump(mode="json")) for u in users]
+        )
 
     def _open(self, request: Request) -> tuple[Assignment, int, SessionKey, str]:
         """The participant, the session position and key; 409 when its turn has not come."""
@@ -222,9 +235,31 @@ class Participants:
             return JSONResponse({"stored": seq})
         return RedirectResponse(f"/p/{token}/s/{pos}#m{seq}", status_code=303)
 
+    async def confirm_end(self, request: Request) -> Response:
+        """The question before a session ends (its form posts to `end`)."""
+        who, pos, key, token = self._open(request)
+        if self.rt.db.ended(key) or self.rt.stored(key) is not None:
+            return RedirectResponse(f"/p/{token}/s/{pos}/survey", status_code=303)
+        part, study_type = self._part(who, pos)
+        written = sum(m.speaker == "user" for m in self.rt.db.messages(key))
+        return page(
+            "end.html",
+            **self._context(
+                who,
+                study_type,
+                token=token,
+                pos=pos,
+                part=part,
+                number=(pos - 1) % SESSIONS + 1,
+                written=written,
+            ),
+        )
+
     async def end(self, request: Request) -> Response:
         who, pos, key, token = self._open(request)
         await form(request, self.secret, who.participant)
+        if not any(m.speaker == "user" for m in self.rt.db.messages(key)):
+            raise HTTPException(409, "write to the assistant before you end this session")
         if not self.rt.is_stored(key):
             live = self.rt.session(key)
             if not self.rt.db.ended(key):
@@ -311,22 +346,22 @@ class Participants:
         return page(
             "survey.html",
             **self._context(
-                who, study_type, token=token, pos=pos, number=number, answered=answered
+                who,
+                study_type,
+                token=token,
+                pos=pos,
+                number=number,
+                answered=answered,
+                fixed=SurveyAnswers.fixed_in_first_session() if number == 1 else {},
             ),
         )
 
     async def answer(self, request: Request) -> Response:
-        who, _pos, key, token = self._open(request)
+        who, pos, key, token = self._open(request)
         values = await form(request, self.secret, who.participant)
         if not self.rt.db.ended(key) and not self.rt.is_stored(key):
             raise HTTPException(409, "end the conversation before the survey")
-        try:
-            answers = SurveyAnswers(
-                ratings={i: int(values.get(i, "0") or 0) for i in ITEM_IDS},
-                feedback=values.get("feedback", "").strip(),
-            )
-        except (ValidationError, ValueError) as exc:
-            raise HTTPException(400, one_line(exc)) from None
+        answers = survey_answers(values, first=(pos - 1) % SESSIONS == 0)
         self.rt.db.put_survey(key, answers)
         if not self.rt.is_stored(key):
             self.rt.session(key)
@@ -360,6 +395,26 @@ class Participants:
         self.rt.db.close_study(who.participant, answers)
         self.rt.store_closing(who.participant)
         return RedirectResponse(f"/p/{token}/closing", status_code=303)
+
+
+def survey_answers(values: dict[str, str], *, first: bool) -> SurveyAnswers:
+    """A survey form's answers; in a block's first session the items it fixes (memory:
+    nothing to remember yet) take their fixed answer whatever was sent.
+
+    Raises:
+        HTTPException: 400 with what is missing or wrong.
+    """
+    ratings = {i: int(v) if (v := values.get(i, "")).isdigit() else 0 for i in ITEM_IDS}
+    if first:
+        ratings.update(SurveyAnswers.fixed_in_first_session())
+    try:
+        return SurveyAnswers(
+            ratings=ratings,
+            impact=values.get("impact", ""),  # type: ignore[arg-type]
+            **{t.id: values.get(t.id, "").strip() for t in FREE_TEXT},
+        )
+    except ValidationError as exc:
+        raise HTTPException(400, one_line(exc)) from None
 
 
 def _closing_choices(who: Assignment) -> list[tuple[str, str]]:
@@ -399,12 +454,34 @@ def _event(kind: str, body: object) -> str:
     return f"event: {kind}\ndata: {json.dumps(body)}\n\n"
 
 
+HEADINGS = {400: "Something is missing", 404: "Not found", 409: "Not yet", 413: "Too long"}
+_PARTICIPANT_PATH = re.compile(r"^/p/([A-Za-z0-9_-]+)(?:/|$)")
+
+
 async def _error(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else "server error"
     if "application/json" in request.headers.get("accept", ""):
         return JSONResponse({"error": detail}, status_code=status)
-    return page("error.html", status=status, status_code=status, detail=detail)
+    return page(
+        "error.html",
+        status=status,
+        status_code=status,
+        heading=HEADINGS.get(status, "Something went wrong"),
+        detail=detail,
+        back=_way_back(request),
+    )
+
+
+def _way_back(request: Request) -> str:
+    """A participant's sessions page, for an error on one of their pages ("" for a link
+    that is not valid)."""
+    found = _PARTICIPANT_PATH.match(request.url.path)
+    if found is None:
+        return ""
+    runtime: StudyRuntime = request.app.state.runtime
+    token = found.group(1)
+    return f"/p/{token}" if runtime.db.participant_by_token(token) is not None else ""
 
 
 async def _asset(request: Request) -> Response:
@@ -424,6 +501,7 @@ def create_app(runtime: StudyRuntime) -> Starlette:
         Route("/p/{token}/consent", p.consent, methods=["POST"]),
         Route("/p/{token}/s/{pos:int}", p.session),
         Route("/p/{token}/s/{pos:int}/message", p.message, methods=["POST"]),
+        Route("/p/{token}/s/{pos:int}/end", p.confirm_end),
         Route("/p/{token}/s/{pos:int}/end", p.end, methods=["POST"]),
         Route("/p/{token}/s/{pos:int}/retry", p.retry, methods=["POST"]),
         Route("/p/{token}/s/{pos:int}/events", p.events),

@@ -13,21 +13,26 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from rapport.envs import memory_options_for
 from rapport.envs.study import (
     MAX_PARTICIPANTS,
     SESSIONS,
     DesignError,
     StudyBenchmark,
     StudyOptions,
+    apply_app,
     assign,
     load_design,
+    read_app,
 )
 from rapport.eval import one_line
-from rapport.log import Condition, ExperimentConfig, UserRecord
-from rapport.memory import MEMORIES, is_memory
+from rapport.llm import ModelError, ModelRoles
+from rapport.log import Condition, ExperimentConfig
+from rapport.memory import MEMORIES, create_memory, is_memory
 from rapport.store import RUN_FILE, RunStore
 
 from ._db import PRIVATE_DIR, STUDY_FILE, StudyDB, private_file
+from ._live import build_models
 
 INVITES_FILE = "invites.csv"
 RESEARCHER_FILE = "researcher.txt"
@@ -42,14 +47,30 @@ class StudyCreated(BaseModel):
 
 
 def study_config(
-    design_path: str | Path, participants: int, out: str | Path, models: dict[str, Any]
+    design_path: str | Path,
+    participants: int,
+    out: str | Path,
+    models: dict[str, Any],
+    *,
+    problems_from: str | Path | None = None,
 ) -> tuple[ExperimentConfig, list[Condition]]:
     """The run header of a study (nothing written).
+
+    Args:
+        design_path: the design file.
+        participants: how many participants.
+        out: the study dir.
+        models: role -> model spec (or its settings).
+        problems_from: a checkout of the authors' user-study app, over the design's
+            ``problems_from``: its problems, preference wordings and initial notes.
 
     Raises:
         DesignError: a bad design, participant count, memory or model setting.
     """
     design = load_design(design_path)
+    checkout = problems_from or design.problems_from
+    if checkout is not None:
+        design = apply_app(design, read_app(checkout))
     if not 1 <= participants <= MAX_PARTICIPANTS:
         raise DesignError(f"--participants must be 1 to {MAX_PARTICIPANTS}, got {participants}")
     for name in design.conditions:
@@ -73,7 +94,43 @@ def study_config(
         )
     except ValidationError as exc:
         raise DesignError(one_line(exc)) from None
+    layered = memory_options_for(config, StudyBenchmark.memory_defaults, set(design.conditions))
+    for name, given in design.memory_options.items():
+        layered[name] = {**layered.get(name, {}), **given}
+    config = config.model_copy(update={"memory_options": layered})
+    _check_memories(config, design_path)
     return config, [Condition(name=c, memory=c) for c in design.conditions]
+
+
+def models_ready(config: ExperimentConfig) -> None:
+    """Build each model a study's agent and memories use (nothing is loaded or asked).
+
+    Raises:
+        rapport.llm.ModelError: one line naming the role and what is wrong.
+    """
+    models = build_models(config)
+    roles = {"agent"}
+    for name in config.memory:
+        memory = create_memory(name, models, **config.memory_options.get(name, {}))
+        roles |= set(memory.roles or ())
+    for role in sorted(roles):
+        try:
+            models.get(role)
+        except ModelError as exc:
+            raise ModelError(f"model role '{role}': {exc}") from exc
+
+
+def _check_memories(config: ExperimentConfig, design_path: str | Path) -> None:
+    """Each condition's memory takes its options (checked without building any model).
+
+    Raises:
+        DesignError: an option the memory refuses, named with its method.
+    """
+    for name in config.memory:
+        try:
+            create_memory(name, ModelRoles({}), **config.memory_options.get(name, {}))
+        except (ValidationError, ValueError, TypeError) as exc:
+            raise DesignError(f"{design_path}: memory_options.{name}: {one_line(exc)}") from None
 
 
 def create_study(
@@ -83,6 +140,8 @@ def create_study(
     *,
     models: dict[str, Any] | None = None,
     invite_days: float | None = None,
+    problems_from: str | Path | None = None,
+    check_models: bool = False,
 ) -> StudyCreated:
     """Make a study dir from a design file: the dir readable by its owner only, and every
     file in it too. Nothing is left behind when it fails (a full disk), so it can be
@@ -95,16 +154,32 @@ def create_study(
         models: model per role.
         invite_days: invites stop working this many days from now (None: never).
 
+    Args:
+        design_path: the design file.
+        participants: how many participants.
+        out: the new study dir.
+        models: role -> model spec (default: the embedded model).
+        problems_from: a checkout of the authors' user-study app (see `study_config`).
+        check_models: first build every model the study will use, so that missing
+            weights or an unknown provider fail here rather than at ``serve`` (what
+            ``rapport study create`` does; a server is not asked to answer yet).
+
     Raises:
         DesignError: bad input (nothing written), or ``out`` already holds something.
         OSError, sqlite3.Error: the study could not be written (nothing is left).
+        rapport.llm.ModelError: a model the study names cannot be used (missing weights,
+            an unknown provider): nothing written.
     """
     out = Path(out)
-    config, conditions = study_config(design_path, participants, out, models or {})
+    config, conditions = study_config(
+        design_path, participants, out, models or {}, problems_from=problems_from
+    )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise DesignError(f"{out} exists and is not an empty directory")
     if invite_days is not None and invite_days <= 0:
         raise DesignError(f"invites must last more than 0 days, got {invite_days}")
+    if check_models:
+        models_ready(config)
     made_dir = not out.exists()
     try:
         return _write_study(out, config, conditions, invite_days)
@@ -126,19 +201,12 @@ def _unmake(out: Path, made_dir: bool) -> None:
 def _write_study(
     out: Path, config: ExperimentConfig, conditions: list[Condition], invite_days: float | None
 ) -> StudyCreated:
-    participants = config.users
     benchmark = StudyBenchmark.from_config(config)
     out.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
     os.chmod(out, PRIVATE_DIR)
     private_file(out / RUN_FILE)  # SQLite keeps the mode, and gives it to -wal and -shm
     with RunStore(out) as store:
-        store.create_or_open(config, conditions)
-        store.put_users(
-            [
-                UserRecord(user_id=u.id, spec=u.model_dump(mode="json"))
-                for u in benchmark.users(participants, config.seed)
-            ]
-        )
+        store.create_or_open(config, conditions)  # participants join as they consent
     db = StudyDB(out, create=True)
     try:
         researcher, tokens = db.initialise(benchmark.options.assignments)

@@ -9,7 +9,16 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from starlette.responses import HTMLResponse
 
-from rapport.envs.study import CLOSING_LEARNED, CLOSING_PREFERRED, SCALE, SESSIONS, SURVEY_ITEMS
+from rapport.envs.study import (
+    CLOSING_LEARNED,
+    CLOSING_PREFERRED,
+    FREE_TEXT,
+    IMPACT_CHOICES,
+    IMPACT_QUESTION,
+    SCALE,
+    SESSIONS,
+    SURVEY_ITEMS,
+)
 
 from ._render import render_markdown
 
@@ -24,7 +33,8 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["markdown"] = lambda text: Markup(render_markdown(text))
-    env.globals.update(scale=SCALE, items=SURVEY_ITEMS, sessions=SESSIONS)
+    env.globals.update(scale=SCALE, items=SURVEY_ITEMS, sessions=SESSIONS, free_text=FREE_TEXT)
+    env.globals.update(impact_question=IMPACT_QUESTION, impact_choices=IMPACT_CHOICES)
     env.globals.update(closing_learned=CLOSING_LEARNED, closing_preferred=CLOSING_PREFERRED)
     return env
 

@@ -14,6 +14,25 @@ ATTRIBUTES = {"a": {"href", "title"}, "code": {"class"}, "th": {"align"}, "td": 
 URL_SCHEMES = {"http", "https", "mailto"}
 
 
+EXTRA = {"markdown_it": "markdown-it-py", "nh3": "nh3"}
+"""The ``study`` extra: module -> its package."""
+
+
+def missing_extra() -> str:
+    """The first package of the ``study`` extra that cannot be imported ("" when all can);
+    ``rapport study serve`` refuses to start without them."""
+    import importlib.util
+
+    for module, package in EXTRA.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return package
+    return ""
+
+
 @cache
 def _markdown() -> Any:
     try:

@@ -1,5 +1,6 @@
 """The researcher's pages: who has done what, the study's report tables, the closing
-questionnaires, and the data as JSON. Every page needs the researcher's token."""
+questionnaires, each participant's transcripts, and the data as JSON. Every page needs the
+researcher's token."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from rapport.envs.study import SESSIONS
+from rapport.envs.study import SESSIONS, Assignment
 from rapport.report import Report, build_report, paired_table, summary_table
 from rapport.store import RunStore
 
-from ._db import StudyDB
+from ._db import SessionKey, StudyDB
 from ._pages import page
 
 if TYPE_CHECKING:
@@ -65,6 +66,23 @@ def researcher_routes(runtime: StudyRuntime) -> list[BaseRoute]:
             rows=progress_rows(runtime.dir, runtime.db),
             tables=tables,
             token=request.path_params["token"],
+            wide=True,
+        )
+
+    async def transcript(request: Request) -> Response:
+        check(request)
+        participant = request.path_params["participant"]
+        try:
+            who = runtime.benchmark.assignment(participant)
+        except KeyError:
+            raise HTTPException(404, "not found") from None
+        return page(
+            "transcript.html",
+            title=runtime.benchmark.design.title,
+            participant=participant,
+            sessions=transcript_sessions(runtime, who),
+            token=request.path_params["token"],
+            wide=True,
         )
 
     async def report_json(request: Request) -> Response:
@@ -80,7 +98,30 @@ def researcher_routes(runtime: StudyRuntime) -> list[BaseRoute]:
         Route("/r/{token}/", overview),
         Route("/r/{token}/report.json", report_json),
         Route("/r/{token}/answers.json", answers_json),
+        Route("/r/{token}/p/{participant}", transcript),
     ]
+
+
+def transcript_sessions(runtime: StudyRuntime, who: Assignment) -> list[dict[str, Any]]:
+    """A participant's sessions in the order they play them: part, study type, condition,
+    problem, messages and survey answers (None before they are given)."""
+    bank = runtime.benchmark.design.problem_bank()
+    out = []
+    for part, block in enumerate(who.blocks, start=1):
+        for i, problem_id in enumerate(block.problems[:SESSIONS]):
+            key = SessionKey(who.participant, block.condition, block.first + i)
+            out.append(
+                {
+                    "part": part,
+                    "number": i + 1,
+                    "study_type": block.study_type,
+                    "condition": block.condition,
+                    "problem": bank[problem_id],
+                    "messages": runtime.db.messages(key),
+                    "survey": runtime.db.survey(key),
+                }
+            )
+    return out
 
 
 def _report(runtime: StudyRuntime) -> Report | None:

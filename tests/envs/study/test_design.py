@@ -136,7 +136,7 @@ def test_unreadable_and_non_mapping_files_are_refused(tmp_path: Path) -> None:
 
 
 SCOPED = ["code_sketch_first", "code_alternatives", "justify_dependencies", "camel_case_names"]
-MIXED = ["outline_first", "multiple_approaches"]
+MIXED = ["outline_first", "approaches_then_ask"]
 
 
 def test_by_default_everyone_does_every_type_under_every_condition() -> None:
@@ -197,8 +197,10 @@ def test_the_example_has_the_papers_two_granularities() -> None:
     assert [p.name for p in cards["coding"]][-1] == "camelCase names"
     assert [p.name for p in cards["mixed"]] == [
         "Outline first",
-        "Several approaches with trade-offs",
+        "Several approaches, then your choice",
     ]
+    # the mixed study's second preference asks which direction to take, as the app's does
+    assert "asked which one to follow" in cards["mixed"][1].description
 
 
 def test_drawn_preferences_come_from_the_types_granularity(tmp_path: Path) -> None:
@@ -226,7 +228,8 @@ def test_a_session_scores_its_length_and_survey() -> None:
             domain="coding",
             problem_kind="debugging",
             block=1,
-            ratings={"adherence": 5, "retention": 4, "impact": 3, "confidence": 2},
+            ratings={"adherence": 5, "memory": 4, "confidence": 2, "satisfaction": 3},
+            impact="followed_helped",
             feedback="fine",
         ),
     )
@@ -236,9 +239,9 @@ def test_a_session_scores_its_length_and_survey() -> None:
     assert scores == {
         "length": 4.0,
         "adherence": 5.0,
-        "retention": 4.0,
-        "impact": 3.0,
+        "memory": 4.0,
         "confidence": 2.0,
+        "satisfaction": 3.0,
     }
 
 
@@ -284,6 +287,6 @@ def test_the_tables_keep_study_types_apart_at_the_same_session_index() -> None:
     ]
     free = free_text_table(records)
     assert [r[1:3] + r[4:] for r in free.rows][:2] == [
-        ["coding", 1, "coding 2"],
-        ["mixed", 1, "mixed 4"],
+        ["coding", 1, "coding 2", "-"],
+        ["mixed", 1, "mixed 4", "-"],
     ]

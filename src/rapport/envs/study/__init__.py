@@ -2,13 +2,13 @@
 problems, questionnaires, the episode a participant plays, and its report tables. The web
 app that puts it in front of people is `rapport.study`."""
 
+from ._app_source import AppSource, AppStudyText, apply_app, read_app
 from ._benchmark import (
     INSTRUCTIONS,
     HumanConnector,
     HumanSide,
     StudyBenchmark,
     StudyEpisode,
-    StudyOptions,
     StudyTask,
 )
 from ._closing import ClosingEvent, closing_events, closing_tables
@@ -28,39 +28,68 @@ from ._design import (
     preference_card,
     shipped_problems,
 )
+from ._options import (
+    INITIAL_NOTES,
+    MEMORY_DEFAULTS,
+    PAPER_PROTOCOL,
+    StudyOptions,
+    default_design,
+    design_of,
+)
 from ._outcome import StudyOutcome, study_outcome
 from ._survey import (
     CLOSING_LEARNED,
     CLOSING_PREFERRED,
+    FREE_TEXT,
+    IMPACT_CHOICES,
+    IMPACT_QUESTION,
     ITEM_IDS,
     MAX_FEEDBACK_CHARS,
     SCALE,
     SURVEY_ITEMS,
     ClosingAnswers,
+    FreeTextItem,
+    ImpactChoice,
     SurveyAnswers,
     SurveyItem,
 )
-from ._tables import free_text_table, mean_ci, memory_difference_table, survey_table
+from ._tables import (
+    free_text_table,
+    impact_table,
+    mean_ci,
+    memory_difference_table,
+    survey_table,
+)
 
 __all__ = [
     "CLOSING_LEARNED",
     "CLOSING_PREFERRED",
+    "FREE_TEXT",
+    "IMPACT_CHOICES",
+    "IMPACT_QUESTION",
+    "INITIAL_NOTES",
     "INSTRUCTIONS",
     "ITEM_IDS",
     "MAX_FEEDBACK_CHARS",
     "MAX_MESSAGE_CHARS",
     "MAX_PARTICIPANTS",
+    "MEMORY_DEFAULTS",
+    "PAPER_PROTOCOL",
     "SCALE",
     "SESSIONS",
     "SURVEY_ITEMS",
+    "AppSource",
+    "AppStudyText",
     "Assignment",
     "Block",
     "BlockDesign",
     "ClosingAnswers",
     "ClosingEvent",
     "DesignError",
+    "FreeTextItem",
     "HumanConnector",
     "HumanSide",
+    "ImpactChoice",
     "StudyBenchmark",
     "StudyDesign",
     "StudyEpisode",
@@ -71,14 +100,19 @@ __all__ = [
     "StudyType",
     "SurveyAnswers",
     "SurveyItem",
+    "apply_app",
     "assign",
     "closing_events",
     "closing_tables",
+    "default_design",
+    "design_of",
     "free_text_table",
+    "impact_table",
     "load_design",
     "mean_ci",
     "memory_difference_table",
     "preference_card",
+    "read_app",
     "shipped_problems",
     "study_outcome",
     "survey_table",

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from rapport.llm import Message, ModelOutput, ModelRoles
 from rapport.log import (
@@ -29,18 +29,19 @@ from rapport.log import (
 
 from .._protocol import AgentRequest, Benchmark, Episode, SessionLog
 from ._closing import closing_tables
-from ._design import SESSIONS, Assignment, StudyDesign, StudyProblem
+from ._design import SESSIONS, Assignment, StudyProblem
+from ._options import MEMORY_DEFAULTS, PAPER_PROTOCOL, StudyOptions
 from ._outcome import StudyOutcome, study_outcome
 from ._survey import ITEM_IDS, SurveyAnswers
-from ._tables import free_text_table, memory_difference_table, survey_table
+from ._tables import free_text_table, impact_table, memory_difference_table, survey_table
 
-INSTRUCTIONS = """You are an assistant working through a problem together with a person, in a \
-conversation. Answer what they ask, help them reach a solution, and adapt to how they like to \
-work.
-
-## The problem: {title}
-
-{text}"""
+INSTRUCTIONS = """You are an assistant helping a person with writing, maths and coding \
+problems, in a conversation. They are working on a problem that is not shown to you: learn \
+what it is from what they tell you, ask when something is unclear, help them reach a \
+solution, and adapt to how they like to work."""
+"""The agent's instructions. The problem is not in them: in MultiSessionCollab's user study
+the participant reads the problem and the agent learns it only from the conversation (the
+authors' app, ``full_human_study.py``, tells the participant the agent cannot see it)."""
 
 
 class HumanSide(Protocol):
@@ -78,21 +79,12 @@ class StudyTask(BaseTask):
     """The preferences the participant adopts in this study type."""
 
 
-class StudyOptions(BaseModel):
-    """The study benchmark's options: its design and the participants' assignments."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    design: StudyDesign
-    assignments: list[Assignment] = Field(min_length=1)
-
-
 class StudyEpisode(Episode):
     """One session with a real participant."""
 
     def __init__(self, info: SessionInfo, task: StudyTask, user: UserSpec, human: HumanSide):
         self.info, self.task, self.user, self.human = info, task, user, human
-        self.instructions = INSTRUCTIONS.format(title=task.problem.title, text=task.problem.text)
+        self.instructions = INSTRUCTIONS
         self.history: list[Message] = []
         self.answers: SurveyAnswers | None = None
 
@@ -123,7 +115,9 @@ class StudyEpisode(Episode):
             block=self.task.block,
             preferences=list(self.task.preferences or self.user.preferences),
             ratings=dict(self.answers.ratings) if self.answers else {},
+            impact=self.answers.impact if self.answers else None,
             feedback=self.answers.feedback if self.answers else "",
+            own_preferences=self.answers.own_preferences if self.answers else "",
         )
 
     async def _listen(self, log: SessionLog) -> None:
@@ -151,6 +145,8 @@ class StudyBenchmark(Benchmark):
     produces = (StudyOutcome,)
     roles = ()
     options_model = StudyOptions
+    memory_defaults = MEMORY_DEFAULTS
+    paper_protocol = PAPER_PROTOCOL
 
     def __init__(self, options: StudyOptions) -> None:
         self.options = options
@@ -243,14 +239,37 @@ class StudyBenchmark(Benchmark):
         return scores
 
     @classmethod
+    def session_series(
+        cls, config: ExperimentConfig, records: Sequence[SessionRecord]
+    ) -> list[tuple[str, int] | None] | None:
+        """Each study type is a series of its own, by the session's number in its block: a
+        condition's sessions are numbered on over the study types in the run store, and
+        participants meet the types in different orders, so those numbers do not join."""
+        if "assignments" not in config.options:
+            return None
+        options = StudyOptions.model_validate(config.options)
+        people = {a.participant: a for a in options.assignments}
+        places: list[tuple[str, int] | None] = []
+        for record in records:
+            try:
+                block = people[record.user_id].block_at(record.condition, record.index)
+            except KeyError:
+                places.append(None)
+                continue
+            places.append((block.study_type, record.index - block.first))
+        return places
+
+    @classmethod
     def report_tables(cls, records: Sequence[SessionRecord]) -> list[Table]:
-        """Per session and condition: the survey (median, mean with CI), the memory minus
-        no-memory difference, and the free text; then the closing questionnaire."""
+        """Per session and condition: the survey (median, mean with CI; the paper's Table
+        5), the memory minus no-memory difference (its Figure 10), the impact answers and
+        the free text; then the closing questionnaire."""
         if not records:
             return []
         return [
             survey_table(records),
             *memory_difference_table(records),
+            impact_table(records),
             free_text_table(records),
             *closing_tables(records),
         ]

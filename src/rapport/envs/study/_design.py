@@ -8,13 +8,16 @@ import itertools
 import random
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..collab import Preference, Taxonomy
 from ._prefs import Granularity, find_preference, granularity_of, preference_pool
+
+AppStudy = Literal["coding", "mixed"]
+"""The two studies of the authors' app: single-domain coding, mixed domains."""
 
 BlockDesign = Literal["all", "one_type"]
 """``all``: every participant does every study type under every condition; ``one_type``:
@@ -63,11 +66,20 @@ class StudyType(BaseModel):
     """Preference ids, of the type's granularity, every participant of this type adopts."""
     draw_preferences: int = Field(default=0, ge=0, le=6)
     """Instead: draw this many compatible preferences per participant, one per category."""
+    app_study: AppStudy | None = None
+    """Which study of the authors' app this type stands for (``coding``, ``mixed``): with
+    the design's ``problems_from``, the type plays that study's problems and shows its
+    preferences in the app's words."""
+    preference_texts: list[str] = Field(default_factory=list)
+    """The preferences in the words the card shows, one per id in ``preferences`` (set from
+    ``problems_from`` at ``create``; empty: the ids' own descriptions)."""
 
     @model_validator(mode="after")
     def _one_way_to_choose(self) -> StudyType:
         if bool(self.preferences) == bool(self.draw_preferences):
             raise ValueError("give either preferences or draw_preferences")
+        if self.preference_texts and len(self.preference_texts) != len(self.preferences):
+            raise ValueError("preference_texts holds one text per preference")
         return self
 
 
@@ -90,11 +102,22 @@ class StudyDesign(BaseModel):
     """Problems of the design's own, beside the shipped ones (same ids replace them)."""
     max_message_chars: int = Field(default=MAX_MESSAGE_CHARS, ge=10, le=20_000)
     seed: int = Field(default=0, ge=0)
+    memory_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Options per memory method, over the study's protocol (``reflection``: MSC's notes
+    document, no per-turn pick, the app's initial notes); e.g. ``reflection: {select:
+    true}``."""
+    problems_from: str | None = None
+    """A checkout of the authors' user-study app (``Shuhaibm/collaborative-agents-human-
+    study``): at ``create`` the study types with an ``app_study`` take its problems and
+    preference wordings, and reflection its initial notes (None: rapport's own)."""
 
     @model_validator(mode="after")
     def _consistent(self) -> StudyDesign:
         if len(set(self.conditions)) != len(self.conditions):
             raise ValueError("conditions: each memory may appear once")
+        unused = sorted(set(self.memory_options) - set(self.conditions))
+        if unused:
+            raise ValueError(f"memory_options: '{unused[0]}' is not one of the conditions")
         if len({t.id for t in self.study_types}) != len(self.study_types):
             raise ValueError("study_types: duplicate id")
         bank = self.problem_bank()
@@ -259,9 +282,13 @@ def assign(design: StudyDesign, n: int) -> list[Assignment]:
     return out
 
 
-def preference_card(ids: list[str]) -> list[Preference]:
-    """The preferences a participant adopts, as the card shows them."""
-    return [find_preference(i) for i in ids]
+def preference_card(ids: list[str], texts: list[str] | None = None) -> list[Preference]:
+    """The preferences a participant adopts, as the card shows them: with `texts` (one per
+    id; a study type's ``preference_texts``), in those words."""
+    card = [find_preference(i) for i in ids]
+    if not texts:
+        return card
+    return [p.model_copy(update={"description": t}) for p, t in zip(card, texts, strict=True)]
 
 
 @functools.cache

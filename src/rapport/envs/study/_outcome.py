@@ -22,7 +22,12 @@ class StudyOutcome(BaseOutcome):
     preferences: list[str] = Field(default_factory=list)
     ratings: dict[str, int] = Field(default_factory=dict)
     """Survey item -> 1..5 (empty: no survey, the session failed first)."""
+    impact: str | None = None
+    """The impact question's answer (an ``IMPACT_CHOICES`` id; None: no survey)."""
     feedback: str = ""
+    """What stood out in the session (free text)."""
+    own_preferences: str = ""
+    """Preferences the participant added beyond the card, and how they were kept."""
 
     def topic(self) -> str:
         return f"{self.domain}: {self.problem_kind}"

@@ -1,6 +1,8 @@
-"""The study's report tables (the paper's Table 5 and Figure 10, as numbers): each survey
-item per session and condition (median; mean with a 95% bootstrap CI), the memory minus
-no-memory difference per session paired by participant, and the free text per session."""
+"""The study's report tables (the paper's Table 5 and Figure 10, as numbers): the
+conversation length and each rated survey item (adherence, memory, confidence, overall
+satisfaction) per session and condition (median; mean with a 95% bootstrap CI), the memory
+minus no-memory difference per session paired by participant, the impact question's
+answers, and the free text per session."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from rapport.log import Cell, SessionRecord, Table
 
 from ._design import SESSIONS
 from ._outcome import study_outcome
-from ._survey import ITEM_IDS
+from ._survey import FREE_TEXT, IMPACT_CHOICES, IMPACT_QUESTION, ITEM_IDS
 
 METRICS = ("length", *ITEM_IDS)
 
@@ -112,18 +114,49 @@ def memory_difference_table(records: Sequence[SessionRecord]) -> list[Table]:
     ]
 
 
+def impact_table(records: Sequence[SessionRecord]) -> Table:
+    """The impact question: per condition, study type and session, how many participants
+    chose each answer."""
+    groups: dict[tuple[str, tuple[int, str, int]], list[str]] = defaultdict(list)
+    for r in _done(records):
+        outcome = study_outcome(r)
+        if outcome is not None and outcome.impact is not None:
+            groups[(r.condition, _place(r))].append(outcome.impact)
+    order = _order(records)
+    rows: list[list[Cell]] = []
+    for (condition, (_, study_type, number)), chosen in sorted(
+        groups.items(), key=lambda g: (order.index(g[0][0]), g[0][1])
+    ):
+        counts: list[Cell] = [chosen.count(c.id) for c in IMPACT_CHOICES]
+        rows.append([condition, study_type, number, len(chosen), *counts])
+    return Table(
+        title="study: " + IMPACT_QUESTION.lower().rstrip("?") + " (participants per answer)",
+        columns=["condition", "study type", "session", "participants"]
+        + [c.label for c in IMPACT_CHOICES],
+        rows=rows,
+    )
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
 def free_text_table(records: Sequence[SessionRecord]) -> Table:
-    """Every participant's free-text feedback, by condition, study type and session."""
+    """Both free-text answers of every survey (what stood out; preferences of the
+    participant's own), by condition, study type and session."""
     rows: list[list[Cell]] = []
     order = _order(records)
     for r in sorted(records, key=lambda r: (order.index(r.condition), _place(r), r.user_id)):
         outcome = study_outcome(r)
-        if outcome is not None and outcome.feedback.strip():
+        if outcome is None:
+            continue
+        texts = [_flat(outcome.feedback), _flat(outcome.own_preferences)]
+        if any(texts):
             _, study_type, number = _place(r)
-            feedback = " ".join(outcome.feedback.split())
-            rows.append([r.condition, study_type, number, r.user_id, feedback])
+            rows.append([r.condition, study_type, number, r.user_id, *(t or "-" for t in texts)])
     return Table(
-        title="study: free-text feedback per session",
-        columns=["condition", "study type", "session", "participant", "feedback"],
+        title="study: free-text answers per session",
+        columns=["condition", "study type", "session", "participant"]
+        + [item.id.replace("_", " ") for item in FREE_TEXT],
         rows=rows,
     )
