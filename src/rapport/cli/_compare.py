@@ -9,11 +9,11 @@ from pathlib import Path
 
 from rapport.report import (
     CompareError,
-    compare_runs,
+    compare_by_benchmark,
     find_runs,
     is_run_dir,
     render_comparison_csv,
-    render_comparison_text,
+    render_comparisons_text,
     write_comparison_html,
 )
 
@@ -25,11 +25,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "compare",
         help="compare runs: conditions x metrics across runs, paired differences",
-        description="Show runs of one benchmark side by side: each run's models per role, "
-        "seed and options, every condition's metrics (mean over users, 95%% bootstrap CI), "
-        "and, for two runs that share users and problems, the paired difference of each "
-        "condition both have. A folder of runs stands for the runs in it. The runs are only "
-        "read; --html writes the comparison as one HTML page.",
+        description="Show runs side by side, one comparison per benchmark: each run's models "
+        "per role, seed and options, every condition's metrics (mean over users, 95% "
+        "bootstrap CI), and, for two runs that share users and problems, the paired "
+        "difference of each condition both have (or why there is none). A folder of runs "
+        "stands for the runs in it. The runs are only read; --html writes the comparisons "
+        "as one HTML page. --format json prints one comparison object, or a list of them "
+        "when the runs are of several benchmarks.",
     )
     parser.add_argument("run_dirs", metavar="RUN_DIR", nargs="+", help="run dirs (or folders)")
     parser.add_argument(
@@ -65,18 +67,19 @@ def handle(args: argparse.Namespace) -> int:
     target = output_file("--html", args.html) if args.html is not None else None
     try:
         with reading_stores(*dirs):
-            comparison = compare_runs(dirs)
+            comparisons = compare_by_benchmark(dirs)
     except (FileNotFoundError, CompareError) as exc:
         raise UsageError(str(exc)) from exc
     if args.format == "json":
-        print(json.dumps(comparison.to_json(), indent=2))
+        documents = [c.to_json() for c in comparisons]
+        print(json.dumps(documents[0] if len(documents) == 1 else documents, indent=2))
     elif args.format == "csv":
-        print(render_comparison_csv(comparison), end="")
+        print(render_comparison_csv(comparisons), end="")
     else:
-        print(render_comparison_text(comparison))
+        print(render_comparisons_text(comparisons))
     if target is not None:
         try:
-            path = write_comparison_html(comparison, target)
+            path = write_comparison_html(comparisons, target)
         except OSError as exc:
             raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
         print(f"comparison: {path}", file=sys.stdout if args.format == "table" else sys.stderr)

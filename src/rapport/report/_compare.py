@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rapport.eval import Estimate
+from rapport.eval import Estimate, per_user_means
 from rapport.log import SessionRecord, UserRecord
 from rapport.store import RUN_FILE, RunStore
 
@@ -67,9 +67,10 @@ def is_run_dir(path: str | Path) -> bool:
 
 
 def find_runs(folder: str | Path) -> list[Path]:
-    """The run dirs directly inside a folder, by name."""
+    """The run dirs directly inside a folder, by name; links (``runs/latest``) are left out:
+    they name a run the folder already holds."""
     root = Path(folder)
-    return sorted(p for p in root.iterdir() if p.is_dir() and is_run_dir(p))
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and is_run_dir(p))
 
 
 def run_overview(run_dir: str | Path, label: str | None = None) -> RunOverview:
@@ -122,6 +123,8 @@ class ConditionRow(BaseModel):
     """The run's label."""
     condition: str
     estimates: dict[str, Estimate]
+    users: dict[str, int] = Field(default_factory=dict)
+    """Metric -> the users its mean is over."""
 
 
 class RunDifference(BaseModel):
@@ -137,6 +140,14 @@ class RunDifference(BaseModel):
     metrics: dict[str, PairedDifference] = Field(default_factory=dict)
 
 
+class Unpaired(BaseModel):
+    """Two runs of a comparison with no paired difference, and why."""
+
+    run: str
+    baseline_run: str
+    reason: str
+
+
 class Comparison(BaseModel):
     """Runs of one benchmark side by side; `to_json` is ``rapport compare --format json``."""
 
@@ -148,6 +159,8 @@ class Comparison(BaseModel):
     differences: list[RunDifference] = Field(default_factory=list)
     """For every two runs (later minus earlier, in the order given) that share users and
     problems, each condition both have."""
+    unpaired: list[Unpaired] = Field(default_factory=list)
+    """The two runs (later, earlier) that have no paired difference, each with why."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document of ``rapport compare --format json``."""
@@ -187,25 +200,59 @@ def compare_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> Comparison
         raise CompareError(f"runs of different benchmarks cannot be compared: {named}")
     reports = [build_report(p, seed=seed, light=True) for p in paths]
     metrics = list(dict.fromkeys(m for r in reports for m in r.metrics))
+    sides = [_Side.read(p, o) for p, o in zip(paths, overviews, strict=True)]
     rows = [
-        ConditionRow(run=o.label, condition=c, estimates=estimates)
-        for o, r in zip(overviews, reports, strict=True)
+        ConditionRow(
+            run=o.label,
+            condition=c,
+            estimates=estimates,
+            users={m: side.users_with(c, m) for m in estimates},
+        )
+        for o, r, side in zip(overviews, reports, sides, strict=True)
         for c, estimates in r.conditions.items()
     ]
-    sides = [_Side.read(p, o) for p, o in zip(paths, overviews, strict=True)]
-    return Comparison(
+    comparison = Comparison(
         benchmark=overviews[0].benchmark,
         metrics=metrics,
         lower_is_better=sorted({m for r in reports for m in r.lower_is_better}),
         runs=overviews,
         rows=rows,
-        differences=[
-            d
-            for i, base in enumerate(sides)
-            for other in sides[i + 1 :]
-            for d in run_differences(base, other, metrics, seed=seed)
-        ],
     )
+    _pair(comparison, sides, seed)
+    return comparison
+
+
+def _pair(comparison: Comparison, sides: Sequence[_Side], seed: int) -> None:
+    """Every two runs (later minus earlier): their differences, or why there are none."""
+    for i, base in enumerate(sides):
+        for other in sides[i + 1 :]:
+            found, why = run_differences(base, other, comparison.metrics, seed=seed)
+            comparison.differences.extend(found)
+            if why:
+                comparison.unpaired.append(
+                    Unpaired(run=other.label, baseline_run=base.label, reason=why)
+                )
+
+
+def compare_by_benchmark(run_dirs: Sequence[str | Path], *, seed: int = 0) -> list[Comparison]:
+    """One comparison per benchmark among the runs (in the order each benchmark first
+    appears), as the viewer of a folder of runs shows them.
+
+    Raises:
+        FileNotFoundError: a dir holds no run.
+        CompareError: no runs, or the same run twice.
+    """
+    paths = [Path(p) for p in run_dirs]
+    if not paths:
+        raise CompareError("no runs to compare")
+    groups: dict[str, list[Path]] = {}
+    for path in paths:
+        with RunStore.open_readonly(path) as store:
+            run = store.run_or_none()
+        if run is None:
+            raise FileNotFoundError(f"no run found in {path} (its store holds no run header)")
+        groups.setdefault(run.benchmark, []).append(path)
+    return [compare_runs(group, seed=seed) for group in groups.values()]
 
 
 class _Side(BaseModel):
@@ -228,23 +275,37 @@ class _Side(BaseModel):
             records=records,
         )
 
+    def users_with(self, condition: str, metric: str) -> int:
+        """Users with eval sessions of `condition` scored on `metric`."""
+        return len(per_user_means((r for r in self.records if r.condition == condition), metric))
+
 
 def run_differences(
     base: _Side, other: _Side, metrics: Sequence[str], *, seed: int = 0
-) -> list[RunDifference]:
-    """``other - base`` per condition both have, over shared users and problems.
+) -> tuple[list[RunDifference], str]:
+    """``other - base`` per condition both have, over shared users and problems, and why
+    there is none ("" where there is one).
 
     Two runs share a user when it has the same id and stored profile in both, and a problem
     when the session at the same position has the same problem id and the runs the same
     seed (a benchmark draws its problems from the seed, and not every problem id names
     what was drawn)."""
     if base.seed != other.seed:
-        return []
+        return [], f"different seeds ({base.seed} and {other.seed}) draw different problems"
     shared = {u for u, spec in other.users.items() if base.users.get(u) == spec}
+    if not shared:
+        return [], "no user in common (the same id with the same stored profile)"
     in_base = {r.condition for r in base.records}
     conditions = [c for c in dict.fromkeys(r.condition for r in other.records) if c in in_base]
-    result = [_difference(base, other, c, shared, metrics, seed) for c in conditions if shared]
-    return [d for d in result if d.metrics]
+    if not conditions:
+        return [], "no condition in common"
+    result = [_difference(base, other, c, shared, metrics, seed) for c in conditions]
+    found = [d for d in result if d.metrics]
+    if found:
+        return found, ""
+    if not any(d.users for d in result):
+        return [], "no session of a shared user on the same problem at the same position"
+    return [], "no metric scored on both sides of a shared session"
 
 
 def _difference(
