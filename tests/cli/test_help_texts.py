@@ -50,7 +50,7 @@ def test_every_study_option_and_subcommand_is_described() -> None:
 
 def _long_description() -> tuple[str, str]:
     """A benchmark whose first docstring paragraph is longer than the short listing shows."""
-    for name, entry in BENCHMARKS.items():
+    for name in BENCHMARKS:
         doc = inspect.getdoc(benchmark_class(name)) or ""
         first = " ".join(doc.split("\n\n")[0].split())
         if len(first.split(". ")[0]) > 100 and "`" not in first:
