@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ._runner import Experiment
 
 PACKAGES = (
-    "rapport",
+    "rapport-toolkit",
     "pydantic",
     "numpy",
     "llama-cpp-python",
