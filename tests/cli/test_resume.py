@@ -16,7 +16,7 @@ import pytest
 from rapport.cli import main
 from rapport.cli._resume import resumed_config
 from rapport.eval import ExperimentConfig
-from rapport.store import RunStore
+from rapport.store import RunStore, StoreError
 
 COMMAND = [
     *("run", "scripted", "--memory", "none,reflection", "--users", "2", "--sessions", "6"),
@@ -45,7 +45,7 @@ def _stored(run_dir: Path) -> int:
     try:
         with RunStore.open_readonly(run_dir) as store:
             return store.count_rows() if store.has_table("sessions") else 0
-    except FileNotFoundError:
+    except (FileNotFoundError, StoreError):  # the run is still making its store
         return 0
 
 
