@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 PACKAGES = (
     "rapport-toolkit",
+    "rapport",  # installs made before the distribution was renamed
     "pydantic",
     "numpy",
     "llama-cpp-python",
