@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rapport.eval import Estimate, per_user_means
+from rapport.eval import Estimate, metric_names, per_user_means
 from rapport.log import SessionRecord, UserRecord
 from rapport.store import RUN_FILE, RunStore
 
@@ -48,6 +48,10 @@ class RunOverview(BaseModel):
     error_sessions: int = 0
     size_bytes: int = 0
     """The run store on disk (with its write-ahead log)."""
+    headline_metric: str | None = None
+    """The run's first metric (the benchmark's headline: TS, p_em ...); None: no scores."""
+    headline: dict[str, float] = Field(default_factory=dict)
+    """Condition -> mean over users of `headline_metric` (eval sessions)."""
 
     @property
     def status(self) -> str:
@@ -87,6 +91,7 @@ def run_overview(run_dir: str | Path, label: str | None = None) -> RunOverview:
         calls = store.models_by_role()
         sessions, errors = store.count_rows(), store.count_rows(status="error")
         users = store.user_count()
+        records = store.score_records()
     models = {role: "+".join(specs) for role, specs in sorted(calls.items())}
     for role, spec in run.config.models.items():
         if role != "all" or not models:  # `all` stands for the roles that called
@@ -108,7 +113,23 @@ def run_overview(run_dir: str | Path, label: str | None = None) -> RunOverview:
         planned_sessions=planned_sessions(invocations),
         error_sessions=errors,
         size_bytes=_store_size(Path(run_dir)),
+        **_headline(records),
     )
+
+
+def _headline(records: list[SessionRecord]) -> dict[str, Any]:
+    """The first metric and, per condition, its mean over users."""
+    names = metric_names(records)
+    if not names:
+        return {}
+    by_condition: dict[str, list[SessionRecord]] = {}
+    for record in records:
+        by_condition.setdefault(record.condition, []).append(record)
+    means = {c: per_user_means(rs, names[0]) for c, rs in by_condition.items()}
+    return {
+        "headline_metric": names[0],
+        "headline": {c: sum(m.values()) / len(m) for c, m in means.items() if m},
+    }
 
 
 def _store_size(run_dir: Path) -> int:
