@@ -40,4 +40,6 @@ def _value(value: Any) -> str:
         return "{" + pairs_text(value) + "}"
     if isinstance(value, (list, tuple)):
         return ",".join(_value(v) for v in value)
-    return str(value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "not set" if value is None else str(value)
