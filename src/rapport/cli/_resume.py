@@ -8,6 +8,7 @@ how error sessions are retried.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,7 @@ def resumed_config(
     stored: ExperimentConfig,
     run_dir: Path,
     *,
-    models: list[str] = [],  # noqa: B006 - read only
+    models: Sequence[str] = (),
     concurrency: int | None = None,
     cache: bool = True,
 ) -> ExperimentConfig:
