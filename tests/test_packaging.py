@@ -8,6 +8,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 TEST_ONLY = ("pingouin",)
@@ -50,3 +52,25 @@ def test_every_data_file_in_the_package_is_shipped() -> None:
         and not any(fnmatch.fnmatch(p.name, pattern) for pattern in patterns)
     ]
     assert unshipped == []
+
+
+def test_the_distribution_is_not_pypis_other_rapport() -> None:
+    """``rapport`` on PyPI is another project's (a 2013 report generator): ours installs as
+    rapport-toolkit, and no install hint or doc points at the other one."""
+    assert PROJECT["name"] == "rapport-toolkit"
+    assert PROJECT["scripts"] == {"rapport": "rapport.cli:main"}
+    assert "build" in _names(PROJECT["optional-dependencies"]["dev"])
+    texts = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "src").rglob("*.py")]
+    wrong = re.compile(r"pip install '?rapport(?![-\w])")
+    found = [str(p.relative_to(ROOT)) for p in texts if wrong.search(p.read_text("utf-8"))]
+    assert found == []
+
+
+def test_rapport_version_names_the_distribution(capsys: pytest.CaptureFixture[str]) -> None:
+    from rapport import __version__
+    from rapport.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == f"rapport {__version__} (rapport-toolkit)\n"

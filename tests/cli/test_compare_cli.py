@@ -40,7 +40,9 @@ def test_text_names_each_run_and_the_paired_difference(
     assert main(["compare", *(str(folder / n) for n in "abc")]) == 0
     out = capsys.readouterr().out
     assert "agent=scripted/echo" in out
-    assert "b - a" in out and "c - a" not in out
+    assert "b - a  " in out and "c - a  " not in out
+    assert "Not paired: c - a: different seeds (1 and 2) draw different problems." in out
+    assert "Not paired: c - b: different seeds (1 and 2)" in out
 
 
 def test_a_folder_stands_for_its_runs_and_html_is_written(
@@ -61,6 +63,39 @@ def test_csv_has_one_row_per_run_condition_and_metric(
     assert {(r["run"], r["condition"], r["metric"]) for r in rows} == {
         (run, c, m) for run in "ac" for c in ("none", "oracle") for m in ("hit", "words")
     }
+    assert {r["users"] for r in rows} == {"2"}  # the users each mean is over
+
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two scripted runs and two collab runs in one folder, with a ``latest`` link."""
+    root = tmp_path_factory.mktemp("mixed")
+    _run(root / "a", seed=1)
+    _run(root / "b", seed=1, models={"all": "scripted/auto", "agent": "scripted/echo"})
+    _run(root / "collab-1", benchmark="collab", options={"user": "rules"})
+    _run(root / "collab-2", benchmark="collab", options={"user": "rules"}, seed=3)
+    (root / "latest").symlink_to("collab-2", target_is_directory=True)
+    return root
+
+
+def test_a_mixed_folder_gives_one_comparison_per_benchmark(
+    mixed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", str(mixed)]) == 0
+    out = capsys.readouterr().out
+    assert "== collab: 2 runs ==" in out and "== scripted: 2 runs ==" in out
+    assert "b - a  " in out
+    assert "Not paired: collab-2 - collab-1: different seeds (0 and 3)" in out
+    assert main(["compare", str(mixed), "--format", "json"]) == 0
+    documents = json.loads(capsys.readouterr().out)
+    assert [(d["benchmark"], len(d["runs"])) for d in documents] == [
+        ("scripted", 2),
+        ("collab", 2),
+    ]
+    assert main(["compare", str(mixed), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["benchmark"] for r in rows} == {"collab", "scripted"}
+    assert all(r["users"] for r in rows)
 
 
 @pytest.mark.parametrize(
@@ -69,7 +104,6 @@ def test_csv_has_one_row_per_run_condition_and_metric(
         (["{tmp}/empty"], "no run found"),
         (["{runs}/a", "{tmp}/missing"], "no run found"),
         (["{runs}/a", "{runs}/a"], "given twice"),
-        (["{runs}/a", "{tmp}/collab"], "different benchmarks"),
         (["{runs}/a", "--html", "{runs}/a/run.sqlite"], "would overwrite a run store"),
         (["{runs}/a", "--html", "{tmp}/empty"], "is a directory"),
     ],
@@ -82,8 +116,6 @@ def test_bad_input_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     (tmp_path / "empty").mkdir()
-    if "{tmp}/collab" in argv:
-        _run(tmp_path / "collab", benchmark="collab", options={"user": "rules"})
     before = sorted(p.name for p in tmp_path.iterdir())
     code = main(["compare", *(a.format(tmp=tmp_path, runs=folder) for a in argv)])
     err = capsys.readouterr().err.strip().splitlines()

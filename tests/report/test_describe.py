@@ -49,7 +49,8 @@ def test_json_carries_the_config_models_packages_and_revision(
     )  # two turns a session
     assert {"agent", "user"} <= set(roles)
     assert "all" not in roles  # the default of every role, not a role that made calls
-    assert d["packages"]["pydantic"] and d["packages"]["rapport"] == "0.1.0"
+    ours = d["packages"].get("rapport-toolkit") or d["packages"].get("rapport")
+    assert d["packages"]["pydantic"] and ours == "0.1.0"
     assert d["invocations"] == 1 and d["python"]
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True)
     if head.returncode == 0:  # the tests run from a git checkout

@@ -91,7 +91,8 @@ def test_the_comparison_pairs_the_runs_that_share_users(runs: Path) -> None:
         status, page = _get(url + "/compare")
         assert status == 200
         assert "second - first" in page
-        assert "third - first" not in page and "third - second" not in page
+        assert "<td>third - first</td>" not in page and "<td>third - second</td>" not in page
+        assert "Not paired: third - first: different seeds (1 and 2)" in page
         chosen = _get(url + "/compare?run=first&run=third")[1]
         assert "first" in chosen and "second" not in chosen
         assert _get(url + "/compare?run=nothing")[0] == 404

@@ -19,8 +19,13 @@ from ._signals import run_stoppable
 if TYPE_CHECKING:
     from ._errors import UsageError
 
+DISTRIBUTION = "rapport-toolkit"
+"""rapport's name on PyPI (``pip install rapport-toolkit``; ``rapport`` there is another
+project's); the import name and the command are ``rapport``."""
+
 COMMANDS: dict[str, str] = {
     "run": "rapport.cli._run",
+    "resume": "rapport.cli._resume",
     "report": "rapport.cli._report",
     "compare": "rapport.cli._compare",
     "view": "rapport.cli._view",
@@ -78,7 +83,12 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (command modules that are absent are skipped)."""
+    from rapport import __version__
+
     parser = _Parser(prog="rapport", description="Agents that learn how each person likes to work.")
+    parser.add_argument(
+        "--version", action="version", version=f"rapport {__version__} ({DISTRIBUTION})"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS.values():
         try:
@@ -120,4 +130,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'rapport.cli' has no attribute '{name}'")
 
 
-__all__ = ["COMMANDS", "UsageError", "build_parser", "main"]
+__all__ = ["COMMANDS", "DISTRIBUTION", "UsageError", "build_parser", "main"]

@@ -6,17 +6,18 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from rapport.envs import benchmark_class
 from rapport.log import SessionRecord, Table
 from rapport.report import (
     CompareError,
-    compare_runs,
+    compare_by_benchmark,
     find_runs,
     is_run_dir,
     markdown_table,
     render_comparison_csv,
-    render_comparison_text,
+    render_comparisons_text,
     write_comparison_html,
 )
 from rapport.store import RunStore
@@ -29,11 +30,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "compare",
         help="compare runs: conditions x metrics across runs, paired differences",
-        description="Show runs of one benchmark side by side: each run's models per role, "
-        "seed and options, every condition's metrics (mean over users, 95%% bootstrap CI), "
-        "and, for two runs that share users and problems, the paired difference of each "
-        "condition both have. A folder of runs stands for the runs in it. The runs are only "
-        "read; --html writes the comparison as one HTML page.",
+        description="Show runs side by side, one comparison per benchmark: each run's models "
+        "per role, seed and options, every condition's metrics (mean over users, 95% "
+        "bootstrap CI), and, for two runs that share users and problems, the paired "
+        "difference of each condition both have (or why there is none). A folder of runs "
+        "stands for the runs in it. The runs are only read; --html writes the comparisons "
+        "as one HTML page. --format json prints one comparison object, or a list of them "
+        "when the runs are of several benchmarks.",
     )
     parser.add_argument("run_dirs", metavar="RUN_DIR", nargs="+", help="run dirs (or folders)")
     parser.add_argument(
@@ -94,22 +97,25 @@ def handle(args: argparse.Namespace) -> int:
     target = output_file("--html", args.html) if args.html is not None else None
     try:
         with reading_stores(*dirs):
-            comparison = compare_runs(dirs)
+            comparisons = compare_by_benchmark(dirs)
             tables = paper_tables(dirs) if args.paper_tables else []
     except (FileNotFoundError, CompareError) as exc:
         raise UsageError(str(exc)) from exc
     if args.format == "json":
-        extra = {"paper_tables": [t.model_dump(mode="json") for t in tables]} if tables else {}
-        print(json.dumps(comparison.to_json() | extra, indent=2))
+        documents = [c.to_json() for c in comparisons]
+        document: Any = documents[0] if len(documents) == 1 else {"comparisons": documents}
+        if tables:
+            document["paper_tables"] = [t.model_dump(mode="json") for t in tables]
+        print(json.dumps(document if tables or len(documents) == 1 else documents, indent=2))
     elif args.format == "csv":
-        print(render_comparison_csv(comparison), end="")
+        print(render_comparison_csv(comparisons), end="")
     else:
-        print(render_comparison_text(comparison))
+        print(render_comparisons_text(comparisons))
     for table in tables if args.format != "json" else []:
         print(f"\n{table.title}\n\n{markdown_table(table)}")
     if target is not None:
         try:
-            path = write_comparison_html(comparison, target)
+            path = write_comparison_html(comparisons, target)
         except OSError as exc:
             raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
         print(f"comparison: {path}", file=sys.stdout if args.format == "table" else sys.stderr)

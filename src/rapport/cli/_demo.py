@@ -88,7 +88,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a small run on the embedded model: does memory beat none?",
         description=f"Run MPT recall on {DEMO_USERS} generated users ({DEMO_SESSIONS} history "
         "sessions each) under no memory and rag on the small embedded model, then say "
-        "what it shows, with the paired 95%% CI. `rapport demo collab` runs the collab demo (4 "
+        "what it shows, with the paired 95% CI. `rapport demo collab` runs the collab demo (4 "
         "users x 5 sessions, rule user, none/reflection/oracle). Running it again resumes.",
     )
     parser.add_argument(

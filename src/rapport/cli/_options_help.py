@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 import re
 import shutil
 import textwrap
@@ -79,13 +80,20 @@ def benchmark_help(name: str | None) -> str:
     if not name:
         return f"benchmarks: {known}\n'rapport run BENCHMARK --help' lists a benchmark's options."
     try:
-        model = benchmark_class(name).options_model
+        cls = benchmark_class(name)
     except (UnknownBenchmarkError, ImportError) as exc:
         return str(exc)
-    if model is None:
-        return f"{name} does not list its options."
+    about = f"{name}: {_about(cls)}\n\n"
+    if cls.options_model is None:
+        return f"{about}{name} does not list its options."
     head = f"options of {name} (--name VALUE, or under 'options:' in a --config file):"
-    return f"{head}\n{options_help(model)}"
+    return f"{about}{head}\n{options_help(cls.options_model)}"
+
+
+def _about(cls: type) -> str:
+    """A benchmark class's docstring without its reST markup, lines as written."""
+    text = inspect.getdoc(cls) or ""
+    return _LITERAL_MARKUP.sub(lambda m: m.group(1) or m.group(2), text).strip()
 
 
 class BenchmarkHelp(argparse.Action):

@@ -24,6 +24,7 @@ from ._config import add_experiment_flags, config_from_args
 from ._errors import UsageError, reading_stores
 from ._options_help import BenchmarkHelp
 from ._plan import add_plan_flags, plan_requested, print_plan
+from ._rundirs import point_latest, with_new_run_dir
 from ._signals import say_stopped
 
 
@@ -31,9 +32,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the ``run`` command."""
     parser = subparsers.add_parser(
         "run",
-        help="run (or resume) an experiment",
-        description="Run an experiment; running it again on the same --run-dir resumes it. "
-        "Further --name VALUE pairs are options of the benchmark.",
+        help="run an experiment (or resume it on its --run-dir)",
+        description="Run an experiment, in a new dir under runs/ (runs/BENCHMARK-TIME-ID, "
+        "runs/latest points at it) unless --run-dir names one; running it again on the same "
+        "--run-dir, or `rapport resume RUN_DIR`, resumes it. Further --name VALUE pairs are "
+        "options of the benchmark.",
         # Benchmark options must reach the benchmark whole: '--user rules' is not '--users'.
         allow_abbrev=False,
         add_help=False,
@@ -177,4 +180,17 @@ def handle(args: argparse.Namespace) -> int:
     if plan_requested(args):
         return print_plan(args, config)
     options = resume_options(args)
-    return execute(prepare(config), progress=not args.no_progress, **options)
+    named = "run_dir" in config.model_fields_set
+    experiment = prepare(with_new_run_dir(config))
+    return start(experiment, new_dir=not named, progress=not args.no_progress, **options)
+
+
+def start(experiment: Experiment, *, new_dir: bool, progress: bool, **options: Any) -> int:
+    """`execute` a run; a run in a `new_dir` (no run dir was named) says where it goes,
+    and ``runs/latest`` points at it."""
+    run_dir = experiment.config.run_dir
+    if new_dir:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        point_latest(run_dir)
+        print(f"run dir: {run_dir}", file=sys.stderr)
+    return execute(experiment, progress=progress, **options)

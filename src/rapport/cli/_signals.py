@@ -12,6 +12,7 @@ This module imports next to nothing: `main` sets it up before anything else is i
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable
@@ -74,8 +75,12 @@ def exit_code() -> int:
 def stop_line(run_dir: Path | None = None) -> str:
     """The one line a stopped command prints."""
     what = "terminated (SIGTERM)" if _stop.signum == signal.SIGTERM else "interrupted"
-    saved = f"saved in {run_dir}" if run_dir is not None else "saved"
-    return f"rapport: {what}; finished sessions are {saved}; run the same command again to resume"
+    if run_dir is None:
+        return f"rapport: {what}; finished sessions are saved; run the same command again to resume"
+    return (
+        f"rapport: {what}; finished sessions are saved in {run_dir}; "
+        f"resume with: rapport resume {shlex.quote(str(run_dir))}"
+    )
 
 
 def say_stopped(run_dir: Path | None = None) -> int:

@@ -22,8 +22,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "land in a run store that `rapport report` and `rapport view` read.",
     )
     sub = parser.add_subparsers(dest="study_command", required=True, metavar="SUBCOMMAND")
-    create = sub.add_parser("create", help="make a study dir and one invite per participant")
-    create.add_argument("design", metavar="DESIGN.yaml", help="the study design file")
+    create = sub.add_parser(
+        "create",
+        help="make a study dir and one invite per participant",
+        description="Make a study dir from a design file: one invite link per participant "
+        "(study types and condition orders assigned in turn), a researcher page, and the "
+        "models every session will use (fixed here; serve cannot change them).",
+    )
+    create.add_argument(
+        "design",
+        metavar="DESIGN.yaml",
+        help="the study design file (docs/study-design.yaml is one)",
+    )
     create.add_argument(
         "--participants",
         metavar="N",
@@ -56,8 +66,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="invite links stop working this many days from now (default: never)",
     )
     create.set_defaults(handler=handle_create)
-    serve = sub.add_parser("serve", help="serve the study's pages")
-    serve.add_argument("study_dir", metavar="DIR")
+    serve = sub.add_parser(
+        "serve",
+        help="serve the study's pages",
+        description="Serve the participants' and the researcher's pages of a study dir "
+        "until Ctrl-C; every answer is committed before it is acknowledged.",
+    )
+    serve.add_argument("study_dir", metavar="DIR", help="the study dir `study create` made")
     serve.add_argument("--host", default="127.0.0.1", help="address (default 127.0.0.1)")
     serve.add_argument(
         "--port", metavar="N", type=port_number, default=8322, help="port (default 8322)"
@@ -68,9 +83,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="trust X-Forwarded-* from a reverse proxy on this machine",
     )
     serve.set_defaults(handler=handle_serve)
-    status = sub.add_parser("status", help="who has done what")
-    status.add_argument("study_dir", metavar="DIR")
-    status.add_argument("--json", action="store_true", help="print JSON")
+    status = sub.add_parser(
+        "status",
+        help="who has done what",
+        description="Each participant's study type, condition order, consent, sessions "
+        "done and closing survey (read-only: works while the study is served).",
+    )
+    status.add_argument("study_dir", metavar="DIR", help="the study dir `study create` made")
+    status.add_argument("--json", action="store_true", help="print JSON (counts, participants)")
     status.set_defaults(handler=handle_status)
     revoke = sub.add_parser(
         "revoke", help="make participants' invite links stop working (what they did stays)"

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from ._runner import Experiment
 
 PACKAGES = (
-    "rapport",
+    "rapport-toolkit",
+    "rapport",  # installs made before the distribution was renamed
     "pydantic",
     "numpy",
     "llama-cpp-python",

@@ -34,7 +34,7 @@ MAX_PARALLEL = 16
 """The most sequences a run's concurrency opens (KV memory grows with each; on a CPU the
 aggregate speed stops growing well before this)."""
 
-INSTALL_HINT = "pip install 'rapport[llamacpp]'  (llama-cpp-python, compiled by pip)"
+INSTALL_HINT = "pip install 'rapport-toolkit[llamacpp]'  (llama-cpp-python, compiled by pip)"
 
 # Loads run here, one at a time, off the event loop; decoding runs on each engine's thread.
 _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rapport-llamacpp-load")

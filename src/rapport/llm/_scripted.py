@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable
@@ -56,7 +57,10 @@ class ScriptedAPI(ModelAPI):
         if rest.startswith("fixed:"):
             text = rest.removeprefix("fixed:")
             return cls(responder=lambda _r: text, name=f"scripted/{rest}")
-        raise ModelError(f"unknown scripted model 'scripted/{rest}' (try scripted/echo)")
+        near = difflib.get_close_matches(rest, ("auto", "echo"), n=1, cutoff=0.5)
+        known = "known: scripted/auto, scripted/echo, scripted/fixed:TEXT"
+        hint = f"did you mean scripted/{near[0]}?" if near else known
+        raise ModelError(f"unknown scripted model 'scripted/{rest}' ({hint})")
 
     async def complete(self, request: Request) -> Completion:
         self.requests.append(request)

@@ -20,7 +20,7 @@ from ._chat import chat_messages, parse_tool_calls, tools_payload
 from ._model import Completion, ModelAPI, Request
 from ._types import ModelError, Usage
 
-INSTALL_HINT = "pip install 'rapport[train]' (torch, transformers)"
+INSTALL_HINT = "pip install 'rapport-toolkit[train]' (torch, transformers)"
 
 # One generation at a time per process: torch already uses every core for one call.
 _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rapport-transformers")

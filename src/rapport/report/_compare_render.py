@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -120,9 +121,26 @@ def render_comparison_text(comparison: Comparison) -> str:
     parts = [render_table(runs_table(comparison)), render_table(results_table(comparison))]
     if comparison.differences:
         parts.append(render_table(differences_table(comparison)))
-    elif len(comparison.runs) > 1:
-        parts.append("No paired differences: no two runs share users and problems.")
+    if comparison.unpaired:
+        parts.append("\n".join(unpaired_lines(comparison)))
     return "\n\n".join(parts)
+
+
+def unpaired_lines(comparison: Comparison) -> list[str]:
+    """``Not paired: b - a: different seeds ...``, one line per two runs with no paired
+    difference."""
+    return [f"Not paired: {u.run} - {u.baseline_run}: {u.reason}." for u in comparison.unpaired]
+
+
+def render_comparisons_text(comparisons: Sequence[Comparison]) -> str:
+    """Several comparisons (one per benchmark), each under a heading naming its benchmark
+    when there are several."""
+    if len(comparisons) == 1:
+        return render_comparison_text(comparisons[0])
+    return "\n\n".join(
+        f"== {c.benchmark}: {len(c.runs)} runs ==\n\n{render_comparison_text(c)}"
+        for c in comparisons
+    )
 
 
 CSV_COLUMNS = [
@@ -144,17 +162,25 @@ CSV_COLUMNS = [
 ]
 
 
-def render_comparison_csv(comparison: Comparison) -> str:
-    """One row per run, condition and metric (``baseline_run`` empty), then one per paired
-    difference (``baseline_run`` set; ``users`` the shared users)."""
-    runs = {r.label: r for r in comparison.runs}
+def render_comparison_csv(comparison: Comparison | Sequence[Comparison]) -> str:
+    """One row per run, condition and metric (``baseline_run`` empty; ``users`` the users
+    its mean is over), then one per paired difference (``baseline_run`` set; ``users`` the
+    shared users); several comparisons share the header."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
+    for one in [comparison] if isinstance(comparison, Comparison) else comparison:
+        _csv_rows(writer, one)
+    return out.getvalue()
+
+
+def _csv_rows(writer: Any, comparison: Comparison) -> None:
+    runs = {r.label: r for r in comparison.runs}
     for row in comparison.rows:
         run = runs[row.run]
         for metric, est in row.estimates.items():
-            values = [est.mean, est.ci_low, est.ci_high, "", est.sessions, est.errors]
+            users = row.users.get(metric, "")
+            values = [est.mean, est.ci_low, est.ci_high, users, est.sessions, est.errors]
             writer.writerow([row.run, "", run.run_id, comparison.benchmark, row.condition,
                              metric, *values, *_setting(run)])  # fmt: skip
     for diff in comparison.differences:
@@ -163,31 +189,36 @@ def render_comparison_csv(comparison: Comparison) -> str:
             values = [d.mean, d.ci_low, d.ci_high, d.users, d.sessions, ""]
             writer.writerow([diff.run, diff.baseline_run, run.run_id, comparison.benchmark,
                              diff.condition, metric, *values, *_setting(run)])  # fmt: skip
-    return out.getvalue()
 
 
 def _setting(run: RunOverview) -> list[Any]:
     return [run.seed, json.dumps(run.models), json.dumps(run.options)]
 
 
-def render_comparison_html(comparison: Comparison) -> str:
-    """The comparison as one self-contained HTML page."""
+def comparison_parts(comparison: Comparison) -> dict[str, Any]:
+    """What a page shows of one comparison: its tables, charts and unpaired runs."""
+    return {
+        "comparison": comparison,
+        "runs": runs_table(comparison, all_options=True),
+        "results": results_table(comparison),
+        "differences": differences_table(comparison) if comparison.differences else None,
+        "charts": [c for m in comparison.metrics if (c := comparison_chart(comparison, m))],
+        "unpaired": unpaired_lines(comparison),
+    }
+
+
+def render_comparison_html(comparison: Comparison | Sequence[Comparison]) -> str:
+    """The comparison (or several, one per benchmark) as one self-contained HTML page."""
+    comparisons = [comparison] if isinstance(comparison, Comparison) else list(comparison)
     return (
         environment()
         .get_template("compare.html")
-        .render(
-            comparison=comparison,
-            style=STYLE,
-            runs=runs_table(comparison, all_options=True),
-            results=results_table(comparison),
-            differences=differences_table(comparison) if comparison.differences else None,
-            charts=[c for m in comparison.metrics if (c := comparison_chart(comparison, m))],
-        )
+        .render(style=STYLE, comparisons=[comparison_parts(c) for c in comparisons])
     )
 
 
-def write_comparison_html(comparison: Comparison, path: str | Path) -> Path:
-    """Write the HTML comparison to `path`; returns it."""
+def write_comparison_html(comparison: Comparison | Sequence[Comparison], path: str | Path) -> Path:
+    """Write the HTML comparison (or several) to `path`; returns it."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(render_comparison_html(comparison), encoding="utf-8")

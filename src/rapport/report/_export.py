@@ -162,7 +162,9 @@ def _write_parquet(rows: Iterator[dict[str, Any]], out: Path) -> int:
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError as exc:
-        raise ImportError("Parquet export needs pyarrow: pip install 'rapport[export]'") from exc
+        raise ImportError(
+            "Parquet export needs pyarrow: pip install 'rapport-toolkit[export]'"
+        ) from exc
     flat = [
         {k: json.dumps(v, ensure_ascii=False) if k in _NESTED else v for k, v in row.items()}
         for row in rows
@@ -195,7 +197,9 @@ def load(run_dir: str | Path) -> RunTables:
     try:
         import pandas as pd
     except ImportError as exc:
-        raise ImportError("rapport.load needs pandas: pip install 'rapport[export]'") from exc
+        raise ImportError(
+            "rapport.load needs pandas: pip install 'rapport-toolkit[export]'"
+        ) from exc
     with RunStore.open_readonly(run_dir) as store:
         if store.run_or_none() is None:
             raise FileNotFoundError(f"no run found in {run_dir} (its store holds no run header)")

@@ -39,7 +39,7 @@ def _markdown() -> Any:
         from markdown_it import MarkdownIt
     except ImportError as exc:  # pragma: no cover - a core dependency of the study extra
         raise ImportError(
-            "the study app needs markdown-it-py: pip install 'rapport[study]'"
+            "the study app needs markdown-it-py: pip install 'rapport-toolkit[study]'"
         ) from exc
     return MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
@@ -51,7 +51,7 @@ def render_markdown(text: str) -> str:
     try:
         import nh3
     except ImportError as exc:  # pragma: no cover
-        raise ImportError("the study app needs nh3: pip install 'rapport[study]'") from exc
+        raise ImportError("the study app needs nh3: pip install 'rapport-toolkit[study]'") from exc
     html = _markdown().render(text)
     return nh3.clean(
         html,

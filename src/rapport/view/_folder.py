@@ -21,13 +21,10 @@ from rapport.report import (
     Comparison,
     RunOverview,
     compare_runs,
-    comparison_chart,
-    differences_table,
+    comparison_parts,
     find_runs,
     models_text,
-    results_table,
     run_overview,
-    runs_table,
 )
 
 from ._app import FOLDER, _environment, _not_found, create_app, stylesheet
@@ -143,13 +140,7 @@ class FolderViewer:
             comparison: Comparison = compare_runs(run_dirs)
         except (CompareError, FileNotFoundError) as exc:
             raise HTTPException(400, str(exc)) from exc
-        return {
-            "comparison": comparison,
-            "runs": runs_table(comparison, all_options=True),
-            "results": results_table(comparison),
-            "differences": differences_table(comparison) if comparison.differences else None,
-            "charts": [c for m in comparison.metrics if (c := comparison_chart(comparison, m))],
-        }
+        return comparison_parts(comparison)
 
 
 class _RunPages:

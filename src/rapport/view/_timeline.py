@@ -30,6 +30,16 @@ class TurnView:
 
 
 @dataclass
+class SameRecall:
+    """A recall whose text is the one shown at an earlier turn (shown as a reference to it,
+    not again)."""
+
+    turn: int
+    """The turn the text is shown at."""
+    kind: str = "recall_same"
+
+
+@dataclass
 class Timeline:
     """A session laid out turn by turn."""
 
@@ -66,8 +76,22 @@ def timeline(record: SessionRecord) -> Timeline:
             if cited in views:
                 views[cited].cited_by.append(label)
     shown = [v for v in views.values() if v.turn is not None or v.before or v.after]
+    _refer_to_same_recalls(shown)
     whole = [e for e in record.events if e.turn is None and e.kind != "judge"]
     return Timeline(turns=shown, session_events=whole, judges=labelled)
+
+
+def _refer_to_same_recalls(views: list[TurnView]) -> None:
+    """A recall that repeats the text shown last becomes a `SameRecall` pointing at it."""
+    shown: tuple[str, int] | None = None
+    for view in views:
+        for i, event in enumerate(view.before):
+            if event.kind != "recall":
+                continue
+            if shown is not None and event.text == shown[0]:
+                view.before[i] = SameRecall(turn=shown[1])
+            else:
+                shown = (event.text, view.index)
 
 
 @dataclass

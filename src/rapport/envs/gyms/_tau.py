@@ -15,7 +15,7 @@ from ._core import Gym, Step
 from ._policy import condense_policy
 
 DOMAINS = ("airline", "retail")
-_INSTALL = "TauGym needs tau2-bench: pip install 'rapport[tau]'"
+_INSTALL = "TauGym needs tau2-bench: pip install 'rapport-toolkit[tau]'"
 
 
 @functools.cache

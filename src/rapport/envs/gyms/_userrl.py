@@ -221,7 +221,7 @@ def _parquet() -> Any:
         import pyarrow.parquet as pq
     except ImportError:  # pragma: no cover - depends on the extra
         raise GymDataError(
-            "--gym-data reads parquet files: pip install 'rapport[gym]' (pyarrow)"
+            "--gym-data reads parquet files: pip install 'rapport-toolkit[gym]' (pyarrow)"
         ) from None
     return pq
 

@@ -17,7 +17,7 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
-INSTALL_HINT = "pip install 'rapport[mpt]' (or pip install dateparser)"
+INSTALL_HINT = "pip install 'rapport-toolkit[mpt]' (or pip install dateparser)"
 RELATIVE_BASE = dt.datetime(2026, 1, 1)
 """The day relative dates are read against."""
 
