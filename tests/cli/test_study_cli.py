@@ -138,4 +138,4 @@ def test_serve_refuses_to_start_without_the_study_extra(
     monkeypatch.setitem(sys.modules, "nh3", None)  # as if not installed
     assert main(["study", "serve", str(out), "--port", "0"]) == 2
     err = capsys.readouterr().err
-    assert err == "rapport: the study app needs nh3: pip install 'rapport[study]'\n"
+    assert err == "rapport: the study app needs nh3: pip install 'rapport-toolkit[study]'\n"

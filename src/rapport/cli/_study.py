@@ -153,7 +153,7 @@ def handle_serve(args: argparse.Namespace) -> int:
 
     missing = missing_extra()
     if missing:
-        raise UsageError(f"the study app needs {missing}: pip install 'rapport[study]'")
+        raise UsageError(f"the study app needs {missing}: pip install 'rapport-toolkit[study]'")
     runtime = _runtime(args.study_dir)
     try:
         roles = {"agent"} | {r for m in runtime.memories.values() for r in (m.roles or ())}
