@@ -25,14 +25,13 @@ from rapport.envs.study import (
     load_design,
     read_app,
 )
-from rapport.eval import one_line
+from rapport.eval import model_roles, one_line
 from rapport.llm import ModelError, ModelRoles
 from rapport.log import Condition, ExperimentConfig
 from rapport.memory import MEMORIES, create_memory, is_memory
 from rapport.store import RUN_FILE, RunStore
 
 from ._db import PRIVATE_DIR, STUDY_FILE, StudyDB, private_file
-from ._live import build_models
 
 INVITES_FILE = "invites.csv"
 RESEARCHER_FILE = "researcher.txt"
@@ -108,7 +107,8 @@ def models_ready(config: ExperimentConfig) -> None:
     Raises:
         rapport.llm.ModelError: one line naming the role and what is wrong.
     """
-    models = build_models(config)
+    models = model_roles(config, cache=None)
+    models.check_names()
     roles = {"agent"}
     for name in config.memory:
         memory = create_memory(name, models, **config.memory_options.get(name, {}))
