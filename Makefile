@@ -5,7 +5,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml Makefile | sha256sum | cut -c1-12)
 EXTRAS := llamacpp,embedded,embeddings,dev,prefix,mpt,tau,gym,train,peers,math500,study,service
 
-.PHONY: install demo test lint typecheck unit attack flake bench train-smoke clean
+.PHONY: install demo test wheel-test lint typecheck unit attack flake bench train-smoke clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -41,7 +41,11 @@ attack: install
 	$(VENV)/bin/pytest -m attack tests/study tests/view
 
 test: install lint typecheck
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -m "not slow"
+
+# The built wheel in a fresh venv, running README's light start (minutes; not in `make test`).
+wheel-test: install
+	$(VENV)/bin/pytest -m slow tests/test_wheel.py
 
 # Every browser, signal, subprocess and concurrency test (marked `race`) FLAKE_COUNT times:
 # failures per test and a total; exits non-zero on any failure.

@@ -92,4 +92,5 @@ def test_html_and_viewer_show_the_same_words(tmp_path: Path) -> None:
     assert words in render_html(build_report(run_dir))
     with TestClient(create_app(run_dir)) as client:
         page = client.get("/")
-    assert page.status_code == 200 and words in page.text
+    row = "<th>differs from the paper</th><td>sessions per user=3 (paper: 20, §5.1)"
+    assert page.status_code == 200 and row in page.text

@@ -33,7 +33,10 @@ def _client(url: str) -> httpx.Client:
     return httpx.Client(base_url=url, timeout=30)
 
 
-def test_an_error_that_ends_a_session_reaches_its_event_stream(study: StudyCreated) -> None:
+def test_an_error_that_ends_a_session_reaches_its_event_stream(
+    picking_study: StudyCreated,
+) -> None:
+    study = picking_study
     """The memory fails while the participant waits for a reply: the stream they follow
     says ``error`` (it used to say ``done``, and the page waited for ever)."""
     pid, token = reflection_first(study)

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from rapport.cli import main
-from rapport.envs.study import SurveyAnswers
+from rapport.envs.study import ITEM_IDS, SurveyAnswers
 from rapport.log import Table
 from rapport.report import markdown_table, printable, render_table
 from rapport.study import SessionKey, StudyDB, create_study, start_study_server
@@ -64,9 +64,10 @@ def _hostile_study(tmp_path: Path, feedback: str) -> Path:
         p.end(1)
     db = StudyDB(made.study_dir)
     try:
-        ratings = dict.fromkeys(("adherence", "retention", "impact", "confidence"), 3)
+        ratings = dict.fromkeys(ITEM_IDS, 3)
         db.put_survey(
-            SessionKey("p01", "none", 0), SurveyAnswers(ratings=ratings, feedback=feedback)
+            SessionKey("p01", "none", 0),
+            SurveyAnswers(ratings=ratings, impact="followed_helped", feedback=feedback),
         )
     finally:
         db.close()

@@ -44,7 +44,8 @@ def _send(page: Any, text: str) -> None:
     page.click("#send-button")
 
 
-def test_an_error_that_ends_the_session_shows_on_the_page(study: StudyCreated) -> None:
+def test_an_error_that_ends_the_session_shows_on_the_page(picking_study: StudyCreated) -> None:
+    study = picking_study
     _pid, token = reflection_first(study)
     broken = threading.Event()
 

@@ -93,10 +93,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     status.add_argument("--json", action="store_true", help="print JSON (counts, participants)")
     status.set_defaults(handler=handle_status)
     revoke = sub.add_parser(
-        "revoke", help="make participants' invite links stop working (what they did stays)"
+        "revoke",
+        help="make participants' invite links stop working (what they did stays)",
+        description="Revoke participants' invites: their links stop working at once, also "
+        "while the study is served; their messages and answers stay in the study.",
     )
-    revoke.add_argument("study_dir", metavar="DIR")
-    revoke.add_argument("participants", metavar="PARTICIPANT", nargs="+")
+    revoke.add_argument("study_dir", metavar="DIR", help="the study dir")
+    revoke.add_argument(
+        "participants", metavar="PARTICIPANT", nargs="+", help="participant ids (p01 ...)"
+    )
     revoke.set_defaults(handler=handle_revoke)
 
 

@@ -137,6 +137,10 @@ def shown(value: Any) -> str:
     """A setting's value on one line, as a person reads it."""
     if value is None:
         return "-"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(shown(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {shown(v)}" for k, v in value.items()) + "}"
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return " ".join(text.split())
 

@@ -127,7 +127,15 @@ def add_proxy(app: FastAPI, hub: MemoryHub, upstream: Upstream) -> httpx.AsyncCl
     client = httpx.AsyncClient(base_url=upstream.base_url.rstrip("/"), timeout=upstream.timeout_s)
     headers = {"Authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
 
-    @app.post("/v1/chat/completions")
+    @app.post(
+        "/v1/chat/completions",
+        responses={
+            200: {
+                "description": "the upstream's reply: JSON, or server-sent events when streamed",
+                "content": {"application/json": {}, "text/event-stream": {}},
+            }
+        },
+    )
     async def chat(request: Request, chat: ChatRequest, tenant: Tenant) -> Response:
         """OpenAI's chat completions, with the user's memory in the prompt."""
         body = chat.model_dump(exclude_unset=True)
